@@ -1,0 +1,92 @@
+"""The config loader: the shipped example is valid; every error names file, line and entry."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_catalog, load_config
+
+from .conftest import write_config
+
+
+def test_shipped_example_is_rich_enough():
+    config = load_config(EXAMPLE_CONFIG_DIR)
+    assert len(config.catalog.categories) >= 4
+    assert len(config.brands) >= 20
+    assert len(config.questions) >= 40
+    assert [p.name for p in config.platforms] == ["deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi"]
+    texts = [q.text for q in config.questions]
+    assert any(any("\u4e00" <= c <= "\u9fff" for c in t) for t in texts)
+    assert any(t.isascii() for t in texts)
+    aliases = {a for b in config.brands for a in b.aliases}
+    assert {"苹果", "小米", "华为", "华为云"} <= aliases
+
+
+def test_config_version_is_a_hash_of_brands_yaml(tmp_path):
+    directory = write_config(tmp_path / "c", 8787)
+    before = load_config(directory).catalog.version
+    path = directory / "brands.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
+    assert load_config(directory).catalog.version != before
+
+
+def _edit(directory, file, mutate):
+    path = directory / file
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    mutate(data)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("file", "mutate", "expected"),
+    [
+        ("brands.yaml", lambda d: d["brands"][1].update(alias=["x"]), "unknown key 'alias'"),
+        ("brands.yaml", lambda d: d["brands"][1].update(aliases=[]), "aliases must not be empty"),
+        ("brands.yaml", lambda d: d["brands"][1].update(aliases=["腾讯云", "  "]), "empty alias"),
+        ("brands.yaml", lambda d: d["brands"][1].update(aliases=["ALIYUN"]), "alias 'ALIYUN' is already claimed by brand '阿里云'"),
+        ("brands.yaml", lambda d: d["brands"][1].update(name="阿里云"), "duplicate brand name in its category '阿里云'"),
+        ("questions.yaml", lambda d: d["questions"][1].update(id="q001"), "duplicate question id 'q001'"),
+        ("questions.yaml", lambda d: d["questions"][2].update(category="toys"), "unknown category 'toys'"),
+        ("questions.yaml", lambda d: d["questions"][0].pop("text"), "missing key 'text'"),
+        ("platforms.yaml", lambda d: d["platforms"][1].update(name="deepseek"), "duplicate platform name 'deepseek'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(rounds=0), "'rounds'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(name="Deep Seek"), "'name'"),
+    ],
+)
+def test_each_config_error_names_file_line_and_entry(tmp_path, file, mutate, expected):
+    directory = write_config(tmp_path / "c", 8787)
+    _edit(directory, file, mutate)
+    with pytest.raises(ConfigError) as raised:
+        load_config(directory)
+    message = str(raised.value)
+    assert expected in message
+    assert f"{file} line " in message
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    directory = write_config(tmp_path / "c", 8787)
+    (directory / "questions.yaml").write_text("questions:\n  - id: q1\n    text: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"questions.yaml line \d+: not valid YAML"):
+        load_config(directory)
+
+
+def test_catalog_alone_loads_for_analyze():
+    catalog = load_catalog(EXAMPLE_CONFIG_DIR / "brands.yaml")
+    assert catalog.for_category("cloud")
+
+
+def test_cli_reports_config_errors_without_traceback_and_writes_nothing(tmp_path):
+    directory = write_config(tmp_path / "c", 8787)
+    _edit(directory, "brands.yaml", lambda d: d["brands"][0].update(colour="red"))
+    home = tmp_path / "home"
+    result = subprocess.run(
+        [sys.executable, "-m", "visibility_assets.cli", "--config-dir", str(directory), "demo"],
+        capture_output=True, text=True, env={"VISIBILITY_HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 2
+    assert re.search(r"brands.yaml line 2: brands\[0\] \(阿里云\): unknown key 'colour'", result.stderr)
+    assert "Traceback" not in result.stderr
+    assert not home.exists()

@@ -1,0 +1,86 @@
+"""raw_ai_responses materialized for real: Dagster runs against the simulator over loopback."""
+
+import json
+import os
+import subprocess
+import sys
+
+import duckdb
+import httpx
+
+from visibility_assets.config import load_config
+from visibility_assets.definitions import defs, resources
+from visibility_assets.instance import get_instance
+from visibility_assets.paths import warehouse_path
+from visibility_assets.runs import materialize_partition
+
+DAY = "2026-11-01"
+
+
+def _stats(simulator) -> dict:
+    return httpx.get(f"{simulator.url}/_stats").json()
+
+
+def _rows(sql, params=()):
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, config_dir, simulator):
+    config = load_config()
+    run = materialize_partition(list(defs.assets), DAY, "deepseek", get_instance(), resources())
+    assert run.success, run.error
+    expected = len(config.questions) * config.platform("deepseek").rounds
+    rows = _rows("SELECT request_key, answer_text, payload_json, content_hash, run_id, model, prompt_hash,"
+                 " total_tokens, latency_ms, attempt FROM raw_ai_responses WHERE platform = 'deepseek'")
+    assert len(rows) == expected
+    assert len({r[0] for r in rows}) == expected
+    for key, text, payload, content_hash, run_id, model, prompt_hash, tokens, latency, attempt in rows:
+        assert json.loads(payload)["choices"][0]["message"]["content"] == text  # verbatim
+        assert run_id == run.run_id and model == "deepseek-chat" and prompt_hash
+        assert tokens > 0 and latency > 0 and attempt >= 1
+    assert run.metadata["raw_ai_responses"]["answers_stored"] == expected
+    assert _stats(simulator)["deepseek"]["duplicates"] == 0
+
+
+def test_rematerializing_sends_nothing_and_keeps_exactly_one_row_per_key(visibility_home, config_dir, simulator):
+    instance = get_instance()
+    first = materialize_partition(list(defs.assets), DAY, "qwen", instance, resources())
+    received = _stats(simulator)["qwen"]["received"]
+    before = _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
+
+    second = materialize_partition(list(defs.assets), DAY, "qwen", instance, resources())
+    assert first.success and second.success
+    assert _stats(simulator)["qwen"]["received"] == received  # nothing asked twice
+    assert _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == before
+    meta = second.metadata["raw_ai_responses"]
+    assert meta["skipped_already_done"] == meta["planned"] and meta["http_attempts"] == 0
+
+
+def test_runs_carry_the_partition_dimension_tags(visibility_home, config_dir, simulator):
+    instance = get_instance()
+    run = materialize_partition(list(defs.assets), DAY, "kimi", instance, resources())
+    tags = instance.get_run_by_id(run.run_id).tags
+    assert tags["dagster/partition/date"] == DAY
+    assert tags["dagster/partition/platform"] == "kimi"
+
+
+def test_two_platforms_materialize_concurrently_in_two_processes(visibility_home, config_dir, simulator):
+    """Each process writes its own journal and holds the warehouse lock only to publish."""
+    get_instance()  # creates $DAGSTER_HOME, as a user setting it up would
+    env = {**os.environ}
+    commands = [
+        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "visibility_assets.definitions",
+         "--select", "raw_ai_responses", "--partition", f"{DAY}|{platform}"]
+        for platform in ("ernie", "doubao")
+    ]
+    processes = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for c in commands]
+    outputs = [p.communicate(timeout=240)[0] for p in processes]
+    for process, output in zip(processes, outputs):
+        assert process.returncode == 0, output[-3000:]
+        assert "Could not set lock" not in output
+    counts = dict(_rows("SELECT platform, count(*) FROM raw_ai_responses GROUP BY 1"))
+    config = load_config()
+    per_platform = len(config.questions) * config.platform("ernie").rounds
+    assert counts == {"ernie": per_platform, "doubao": per_platform}

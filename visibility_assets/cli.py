@@ -1,0 +1,123 @@
+"""The `visibility` command (CONTRACTS section 2)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from datetime import date as Date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from .config import CONFIG_DIR_ENV, ConfigError, MissingApiKey
+from .simulator.launch import SimulatorPortBusy
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: printed without a traceback, exit 2."""
+
+
+def _date(text: str) -> Date:
+    try:
+        return Date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer: {text!r}")
+    return value
+
+
+def yesterday_in_shanghai() -> Date:
+    return datetime.now(ZoneInfo("Asia/Shanghai")).date() - timedelta(days=1)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="visibility", description="Brand AI-visibility pipeline.")
+    parser.add_argument("--config-dir", help=f"folder of brands/questions/platforms.yaml (default: ${CONFIG_DIR_ENV} or the shipped example)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="run the pipeline for a day against the simulated platforms")
+    demo.add_argument("--date", type=_date, help="the (last) day to collect, YYYY-MM-DD (default: yesterday, Asia/Shanghai)")
+    demo.add_argument("--days", type=_positive_int, default=1, help="collect the N days ending at --date")
+    demo.set_defaults(handler=_demo)
+
+    simulate = commands.add_parser("simulate", help="run the simulated OpenAI-compatible platforms in the foreground")
+    simulate.add_argument("--host", default="127.0.0.1")
+    simulate.add_argument("--port", type=int, default=8787)
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--time-scale", type=float, default=1.0, help="multiply latencies (0.01 = 100x faster)")
+    simulate.add_argument("--latency", type=float, nargs=2, metavar=("MIN_S", "MAX_S"), default=(1.0, 30.0),
+                          help="answer latency range in seconds, before --time-scale")
+    simulate.add_argument("--rate-limit", type=float, help="requests per second per platform; more get 429")
+    simulate.add_argument("--fault-rate", type=float, default=0.0, help="share of transient faults (5xx, hangs, malformed, drops)")
+    simulate.add_argument("--throttle-rate", type=float, default=0.0, help="share of spurious 429 answers (a storm)")
+    simulate.add_argument("--hang-s", type=float, default=120.0, help="how long a hanging request hangs")
+    simulate.add_argument("--api-key", help="require this bearer key (401 otherwise)")
+    simulate.add_argument("--retry-after-format", choices=("seconds", "date"), default="seconds")
+    simulate.set_defaults(handler=_simulate)
+    return parser
+
+
+def _config(args):
+    from .config import load_config
+    return load_config(args.config_dir)
+
+
+def _demo(args) -> int:
+    config = _config(args)  # validate before anything is imported, started or written
+    from .demo import demo_dates, run_demo
+    end = args.date or yesterday_in_shanghai()
+    return run_demo(config, demo_dates(end, args.days))
+
+
+def _simulate(args) -> int:
+    from .simulator.behaviour import PlatformBehaviour, SimulatorSettings
+    from .simulator.server import SimulatorServer
+    import asyncio
+
+    config = None
+    try:
+        config = _config(args)
+    except ConfigError as exc:  # the simulator can run without a config; say why answers are generic
+        print(f"warning: answering without the brand catalog: {exc}", file=sys.stderr)
+    behaviour = PlatformBehaviour(
+        rate_limit_rps=args.rate_limit, latency_s=tuple(args.latency), throttle_rate=args.throttle_rate,
+        hang_s=args.hang_s, api_key=args.api_key, retry_after_format=args.retry_after_format,
+    ).with_transient_faults(args.fault_rate)
+    server = SimulatorServer(SimulatorSettings(seed=args.seed, time_scale=args.time_scale, default=behaviour),
+                             config, host=args.host, port=args.port)
+    print(f"simulated platforms on {server.url}/<platform>/v1/chat/completions (Ctrl-C stops)", file=sys.stderr)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        asyncio.run(server.serve())
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.config_dir:
+        # The partitions (and so the Definitions) read the platforms from this variable.
+        os.environ[CONFIG_DIR_ENV] = os.path.abspath(args.config_dir)
+    try:
+        return args.handler(args)
+    except (UserError, ConfigError, MissingApiKey, SimulatorPortBusy) as exc:
+        print(f"visibility {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Collect one (date, platform) partition: plan, resume, send within limits, checkpoint.
+
+The journal is the checkpoint: requests whose answer is stored are skipped, so a run that
+follows a crash or a failure only sends what is still missing. Workers (at most the
+platform's max_concurrency) share one rate limiter and one HTTP connection pool per
+platform. A circuit breaker stops a platform that keeps failing, and a deadline defers
+what is left instead of dropping it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+from ..config import Platform, VisibilityConfig
+from .client import DEFERRED, FAILED, SUCCEEDED, Attempt, ChatClient, RequestOutcome, RetrySettings
+from .journal import CollectionJournal
+from .pacing import AdaptiveRateLimiter
+from .plan import PlannedRequest, plan_requests
+
+# httpcore's pool slows down sharply past ~100 connections; one pool per platform, capped.
+MAX_CONNECTIONS_PER_PLATFORM = 100
+
+
+@dataclass(frozen=True)
+class CollectionSettings:
+    retry: RetrySettings = RetrySettings()
+    deadline: float | None = None  # epoch seconds; what is not sent by then is deferred
+    checkpoint_interval_s: float = 0.5
+    failure_share_limit: float = 0.1  # the partition fails above this share of failed requests
+    breaker_consecutive_failures: int = 5  # requests failed after all retries, in a row
+    timeout_s: float | None = None  # overrides the platform's timeout (tests, benchmarks)
+
+
+@dataclass
+class CollectionReport:
+    platform: str
+    date: str
+    planned: int = 0
+    skipped_done: int = 0
+    to_send: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    deferred: int = 0
+    failed_by_class: Counter = field(default_factory=Counter)
+    attempts: int = 0
+    http_429: int = 0
+    retries_histogram: Counter = field(default_factory=Counter)  # retries per request -> count
+    latencies_ms: list[float] = field(default_factory=list)
+    tokens: int = 0
+    wall_s: float = 0.0
+    permitted_rps: float = 0.0
+    breaker_open: str | None = None  # why the breaker stopped the platform, if it did
+
+    @property
+    def achieved_rps(self) -> float:
+        """HTTP attempts per second: how hard the platform was driven against its limit."""
+        return self.attempts / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def failure_share(self) -> float:
+        return self.failed / self.to_send if self.to_send else 0.0
+
+    def latency_percentile(self, q: float) -> float | None:
+        if not self.latencies_ms:
+            return None
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class CollectionFailed(Exception):
+    def __init__(self, message: str, report: CollectionReport):
+        super().__init__(message)
+        self.report = report
+
+
+def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
+                      journal: CollectionJournal, settings: CollectionSettings = CollectionSettings(),
+                      log: Callable[[str], None] = lambda _: None) -> CollectionReport:
+    """Blocking entry point: runs the partition's collection on its own event loop."""
+    planned = plan_requests(config, platform, date)
+    report = asyncio.run(_collect(planned, platform, date, run_id, journal, settings, log))
+    if report.breaker_open:
+        raise CollectionFailed(report.breaker_open, report)
+    if report.failure_share > settings.failure_share_limit:
+        raise CollectionFailed(
+            f"{platform.name} {date}: {report.failed} of {report.to_send} requests failed"
+            f" ({report.failure_share:.0%} > limit {settings.failure_share_limit:.0%});"
+            f" by class: {dict(report.failed_by_class)}", report)
+    return report
+
+
+async def _collect(planned: list[PlannedRequest], platform: Platform, date: str, run_id: str,
+                   journal: CollectionJournal, settings: CollectionSettings,
+                   log: Callable[[str], None]) -> CollectionReport:
+    report = CollectionReport(platform.name, date, planned=len(planned),
+                              permitted_rps=platform.rate_limit_rps)
+    journal.register_plan(planned)
+    done = journal.succeeded_keys()
+    todo = [r for r in planned if r.request_key not in done]
+    report.skipped_done, report.to_send = len(planned) - len(todo), len(todo)
+    if not todo:
+        return report
+
+    api_key = platform.api_key()  # raises MissingApiKey before anything is sent
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    timeout = settings.timeout_s or platform.timeout_s
+    limits = httpx.Limits(max_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM),
+                          max_keepalive_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM))
+    run = _Run(report, journal, settings, log, journal.attempts_so_far())
+    started = time.monotonic()
+    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+        client = ChatClient(http, platform.base_url.rstrip("/") + "/chat/completions",
+                            AdaptiveRateLimiter(platform.rate_limit_rps), settings.retry, run_id, headers)
+        queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
+        for request in todo:
+            queue.put_nowait(request)
+        checkpointer = asyncio.create_task(run.checkpoint_periodically())
+        workers = [asyncio.create_task(run.work(client, queue))
+                   for _ in range(min(platform.max_concurrency, len(todo)))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            checkpointer.cancel()
+            run.flush()
+    report.wall_s = time.monotonic() - started
+    # What the breaker left in the queue was never sent: it stays pending in the journal.
+    return report
+
+
+class _Run:
+    """The mutable state of one collection run, shared by its workers."""
+
+    def __init__(self, report: CollectionReport, journal: CollectionJournal,
+                 settings: CollectionSettings, log: Callable[[str], None], attempts_before: dict[str, int]):
+        self.report, self.journal, self.settings, self.log = report, journal, settings, log
+        self.attempts_before = attempts_before
+        self.pending_attempts: list[Attempt] = []
+        self.pending_outcomes: list[RequestOutcome] = []
+        self.consecutive_failures = 0
+        self.finished = 0
+
+    async def on_attempt(self, attempt: Attempt) -> None:
+        self.pending_attempts.append(attempt)
+        self.report.attempts += 1
+        if attempt.http_status == 429:
+            self.report.http_429 += 1
+        if attempt.error_class is None:
+            self.report.latencies_ms.append(attempt.latency_ms)
+            self.report.tokens += attempt.total_tokens or 0
+
+    async def work(self, client: ChatClient, queue: asyncio.Queue) -> None:
+        deadline = self.settings.deadline
+        while not queue.empty() and not self.report.breaker_open:
+            request = queue.get_nowait()
+            if deadline is not None and time.time() >= deadline:
+                self._finish(RequestOutcome(request, DEFERRED))
+                continue
+            first = self.attempts_before.get(request.request_key, 0) + 1
+            outcome = await client.complete(request, first, self.on_attempt, deadline)
+            self._finish(outcome)
+
+    def _finish(self, outcome: RequestOutcome) -> None:
+        report = self.report
+        self.pending_outcomes.append(outcome)
+        self.finished += 1
+        if outcome.state == SUCCEEDED:
+            report.succeeded += 1
+            report.retries_histogram[len(outcome.attempts) - 1] += 1
+            self.consecutive_failures = 0
+        elif outcome.state == FAILED:
+            report.failed += 1
+            report.failed_by_class[outcome.error_class] += 1
+            report.retries_histogram[max(0, len(outcome.attempts) - 1)] += 1
+            self.consecutive_failures += 1
+            limit = self.settings.breaker_consecutive_failures
+            if self.consecutive_failures >= limit and not report.breaker_open:
+                report.breaker_open = (
+                    f"{report.platform} {report.date}: circuit breaker open after {limit} requests in a"
+                    f" row failed all retries (last: {outcome.error_class}: {outcome.error_message});"
+                    f" stopped sending, unsent requests stay pending for the next run")
+        elif outcome.state == DEFERRED:
+            report.deferred += 1
+        if self.finished % 50 == 0:
+            self.log(f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
+                     f" {report.succeeded} ok, {report.failed} failed")
+
+    async def checkpoint_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.checkpoint_interval_s)
+            self.flush()
+
+    def flush(self) -> None:
+        attempts, outcomes = self.pending_attempts, self.pending_outcomes
+        self.pending_attempts, self.pending_outcomes = [], []
+        self.journal.checkpoint(attempts, outcomes)

@@ -1,0 +1,101 @@
+"""Failure classes of one HTTP attempt, and which of them are worth retrying."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from enum import Enum
+
+import httpx
+
+
+class ErrorClass(str, Enum):
+    RATE_LIMITED = "rate_limited"  # 429
+    SERVER_ERROR = "server_error"  # 5xx
+    REQUEST_TIMEOUT = "request_timeout"  # 408
+    TIMEOUT = "timeout"  # no answer within the client's timeout
+    CONNECTION = "connection"  # refused, reset, dropped mid-response
+    MALFORMED = "malformed"  # 200 whose body is not a complete chat completion
+    BAD_REQUEST = "bad_request"  # 400, 422
+    AUTH = "auth"  # 401, 403
+    NOT_FOUND = "not_found"  # 404
+    CONTENT_POLICY = "content_policy"  # the platform refused the prompt by status
+    CLIENT_ERROR = "client_error"  # any other 4xx
+
+    @property
+    def transient(self) -> bool:
+        return self in TRANSIENT
+
+
+TRANSIENT = frozenset({
+    ErrorClass.RATE_LIMITED, ErrorClass.SERVER_ERROR, ErrorClass.REQUEST_TIMEOUT,
+    ErrorClass.TIMEOUT, ErrorClass.CONNECTION, ErrorClass.MALFORMED,
+})
+
+# Codes that platforms put in a 400 body when their content filter rejects the prompt.
+CONTENT_POLICY_MARKERS = ("content_filter", "content_policy", "data_inspection_failed",
+                          "sensitive", "risk", "moderation")
+
+
+def classify_status(status: int, body: str = "") -> ErrorClass | None:
+    """None for success; otherwise the class of the failure."""
+    if 200 <= status < 300:
+        return None
+    if status == 429:
+        return ErrorClass.RATE_LIMITED
+    if status == 408:
+        return ErrorClass.REQUEST_TIMEOUT
+    if status >= 500:
+        return ErrorClass.SERVER_ERROR
+    if status == 451 or (status in (400, 403, 422) and _mentions_content_policy(body)):
+        return ErrorClass.CONTENT_POLICY
+    if status in (401, 403):
+        return ErrorClass.AUTH
+    if status == 404:
+        return ErrorClass.NOT_FOUND
+    if status in (400, 422):
+        return ErrorClass.BAD_REQUEST
+    return ErrorClass.CLIENT_ERROR
+
+
+def _mentions_content_policy(body: str) -> bool:
+    lowered = body.lower()
+    return any(marker in lowered for marker in CONTENT_POLICY_MARKERS)
+
+
+def classify_exception(exc: Exception) -> ErrorClass:
+    if isinstance(exc, httpx.TimeoutException):
+        return ErrorClass.TIMEOUT
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.DecodingError)):
+        # The server closed or garbled the response part-way: a truncated answer.
+        return ErrorClass.MALFORMED if "incomplete" in str(exc).lower() else ErrorClass.CONNECTION
+    return ErrorClass.CONNECTION
+
+
+def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """Seconds to wait, from `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
+    now = time.time() if now is None else now
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_to_datetime(value) if _looks_like_date(value) else None
+    if parsed is None:
+        return None
+    return max(0.0, parsed.timestamp() - now)
+
+
+def _looks_like_date(value: str) -> bool:
+    try:
+        return email.utils.parsedate_tz(value) is not None
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,63 @@
+"""What one partition asks: every question of the platform, every round, in priority order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from ..config import Platform, Question, VisibilityConfig
+
+
+def _digest(text: str, length: int = 32) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    request_key: str  # deterministic: the same partition always asks the same keys
+    date: str
+    platform: str
+    question_id: str
+    question_text: str
+    category: str
+    round: int
+    priority: int
+    model: str
+    prompt_hash: str
+    body: dict
+
+    @property
+    def params_json(self) -> str:
+        params = {k: v for k, v in self.body.items() if k not in ("model", "messages")}
+        return json.dumps(params, sort_keys=True)
+
+
+def request_body(platform: Platform, question: Question) -> dict:
+    return {
+        "model": platform.model,
+        "messages": [{"role": "user", "content": question.text}],
+        "stream": False,
+    }
+
+
+def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> list[PlannedRequest]:
+    planned = []
+    for round_ in range(1, platform.rounds + 1):
+        for question in config.questions:
+            body = request_body(platform, question)
+            prompt_hash = _digest(json.dumps(body, sort_keys=True, ensure_ascii=False))
+            key = _digest(f"{date}|{platform.name}|{question.id}|{round_}|{prompt_hash}")
+            planned.append(PlannedRequest(
+                request_key=key, date=date, platform=platform.name, question_id=question.id,
+                question_text=question.text, category=question.category, round=round_,
+                priority=question.priority, model=platform.model, prompt_hash=prompt_hash, body=body,
+            ))
+    # Highest priority first, so a collection cut short by its deadline loses the least; within
+    # a priority, every question's first round before any second round.
+    planned.sort(key=lambda r: (-r.priority, r.round, r.question_id))
+    return planned
+
+
+def content_hash(text: str) -> str:
+    return _digest(text, 32)

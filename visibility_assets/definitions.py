@@ -1,0 +1,18 @@
+"""The code location: `dagster dev -w workspace.yaml` and `dg dev` load these Definitions."""
+
+from dagster import Definitions
+
+from .assets.raw_responses import raw_ai_responses
+from .resources import CollectorResource, VisibilityConfigResource
+from .warehouse import default_warehouse
+
+
+def resources() -> dict:
+    return {
+        "visibility_config": VisibilityConfigResource(),
+        "collector": CollectorResource(),
+        "warehouse": default_warehouse(),
+    }
+
+
+defs = Definitions(assets=[raw_ai_responses], resources=resources())

@@ -1,0 +1,58 @@
+"""Start the simulator where the config's platforms expect it (their loopback base_url)."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..config import VisibilityConfig
+from .behaviour import SimulatorSettings
+from .server import SimulatorServer
+
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost"}
+
+
+class SimulatorPortBusy(Exception):
+    pass
+
+
+def simulated_addresses(config: VisibilityConfig) -> dict[tuple[str, int], list[str]]:
+    """(host, port) -> platform names, for the platforms whose base_url is on loopback."""
+    addresses: dict[tuple[str, int], list[str]] = {}
+    for platform in config.platforms:
+        url = urlsplit(platform.base_url)
+        if url.hostname in LOOPBACK_HOSTS:
+            addresses.setdefault((url.hostname, url.port or 80), []).append(platform.name)
+    return addresses
+
+
+def _already_serving(host: str, port: int) -> bool:
+    try:
+        return httpx.get(f"http://{host}:{port}/health", timeout=1).json().get("simulator") is True
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
+
+
+@contextmanager
+def running_simulators(config: VisibilityConfig, settings: SimulatorSettings):
+    """Serve every loopback platform of the config; reuse a simulator already on its port."""
+    with ExitStack() as stack:
+        servers = []
+        for (host, port), names in simulated_addresses(config).items():
+            if _already_serving(host, port):
+                continue
+            settings_here = SimulatorSettings(settings.seed, settings.time_scale, settings.default,
+                                              settings.platforms, frozenset(names))
+            server = SimulatorServer(settings_here, config, host=host, port=port)
+            try:
+                server.start_in_thread()
+            except OSError as exc:
+                raise SimulatorPortBusy(
+                    f"cannot start the simulator on {host}:{port} ({exc.strerror or exc}); "
+                    f"platforms {', '.join(names)} expect it there: free the port or change base_url"
+                ) from None
+            stack.callback(server.stop)
+            servers.append(server)
+        yield servers
