@@ -1,0 +1,47 @@
+"""The code location loads as `dagster dev -w workspace.yaml` would load it."""
+
+from dagster import AssetKey, MultiPartitionsDefinition
+
+from visibility_assets.assets.raw_responses import raw_ai_responses
+from visibility_assets.config import load_config
+from visibility_assets.definitions import defs
+from visibility_assets.partitions import daily_platform_partitions, partition_tags, split_partition_key
+
+
+def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():
+    graph = defs.resolve_asset_graph()
+    raw = graph.get(AssetKey("raw_ai_responses"))
+    assert raw.partitions_def is daily_platform_partitions
+    assert raw_ai_responses.op.retry_policy is not None
+    assert isinstance(daily_platform_partitions, MultiPartitionsDefinition)
+    dims = {d.name: d.partitions_def for d in daily_platform_partitions.partitions_defs}
+    assert dims["date"].timezone == "Asia/Shanghai"
+    assert dims["platform"].get_partition_keys() == load_config().platform_names
+
+
+def test_partition_keys_and_tags():
+    assert split_partition_key("2026-11-01|deepseek") == ("2026-11-01", "deepseek")
+    tags = partition_tags("2026-11-01", "qwen")
+    assert tags["dagster/partition/date"] == "2026-11-01"
+    assert tags["dagster/partition/platform"] == "qwen"
+
+
+def test_workspace_file_points_at_the_definitions_module():
+    import yaml
+    from pathlib import Path
+
+    workspace = yaml.safe_load((Path(__file__).parents[1] / "workspace.yaml").read_text())
+    assert workspace["load_from"][0]["python_module"]["module_name"] == "visibility_assets.definitions"
+
+
+def test_dagster_cli_validates_the_workspace():
+    """What `dagster dev -w workspace.yaml` loads, checked by Dagster's own loader."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    result = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+                            cwd=root, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stderr + result.stdout
