@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -62,6 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--api-key", help="require this bearer key (401 otherwise)")
     simulate.add_argument("--retry-after-format", choices=("seconds", "date"), default="seconds")
     simulate.set_defaults(handler=_simulate)
+
+    bench = commands.add_parser("bench", help="benchmarks; the last stdout line is one JSON object")
+    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    collect = benches.add_parser("collect", help="the collector against simulated platforms with limits and faults")
+    collect.add_argument("--platforms", type=_positive_int, default=6)
+    collect.add_argument("--requests", type=_positive_int, default=3000, help="requests in all, spread over the platforms")
+    collect.add_argument("--rps", type=float, default=20.0, help="requests per second each platform permits")
+    collect.add_argument("--fault-rate", type=float, default=0.1, help="share of transient faults (5xx, hangs, malformed, drops)")
+    collect.add_argument("--storm", type=float, default=0.0, help="share of spurious 429s on the first platform")
+    collect.add_argument("--latency", type=float, nargs=2, default=(0.05, 0.5), metavar=("MIN_S", "MAX_S"))
+    collect.add_argument("--concurrency", type=_positive_int, default=16, help="max_concurrency per platform")
+    collect.add_argument("--timeout", type=float, default=2.0, help="client timeout per request, seconds")
+    collect.add_argument("--seed", type=int, default=0)
+    collect.set_defaults(handler=_bench_collect)
     return parser
 
 
@@ -101,6 +116,14 @@ def _simulate(args) -> int:
         pass
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    return 0
+
+
+def _bench_collect(args) -> int:
+    from .bench.collect import run_collect_bench
+    result = run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
+                               args.storm, args.concurrency, args.timeout, args.seed)
+    print(json.dumps(result, ensure_ascii=False))
     return 0
 
 

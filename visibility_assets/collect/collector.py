@@ -83,8 +83,13 @@ def collect_partition(config: VisibilityConfig, platform: Platform, date: str, r
                       journal: CollectionJournal, settings: CollectionSettings = CollectionSettings(),
                       log: Callable[[str], None] = lambda _: None) -> CollectionReport:
     """Blocking entry point: runs the partition's collection on its own event loop."""
-    planned = plan_requests(config, platform, date)
-    report = asyncio.run(_collect(planned, platform, date, run_id, journal, settings, log))
+    report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log))
+    check_report(report, settings)
+    return report
+
+
+def check_report(report: CollectionReport, settings: CollectionSettings) -> None:
+    """Raise CollectionFailed when the breaker opened or too large a share failed."""
     if report.breaker_open:
         raise CollectionFailed(report.breaker_open, report)
     if report.failure_share > settings.failure_share_limit:
@@ -92,12 +97,13 @@ def collect_partition(config: VisibilityConfig, platform: Platform, date: str, r
             f"{platform.name} {date}: {report.failed} of {report.to_send} requests failed"
             f" ({report.failure_share:.0%} > limit {settings.failure_share_limit:.0%});"
             f" by class: {dict(report.failed_by_class)}", report)
-    return report
 
 
-async def _collect(planned: list[PlannedRequest], platform: Platform, date: str, run_id: str,
-                   journal: CollectionJournal, settings: CollectionSettings,
-                   log: Callable[[str], None]) -> CollectionReport:
+async def collect_partition_async(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
+                                  journal: CollectionJournal, settings: CollectionSettings,
+                                  log: Callable[[str], None] = lambda _: None) -> CollectionReport:
+    """Collect one partition on the running loop; several platforms can share one loop."""
+    planned = plan_requests(config, platform, date)
     report = CollectionReport(platform.name, date, planned=len(planned),
                               permitted_rps=platform.rate_limit_rps)
     journal.register_plan(planned)
@@ -120,14 +126,14 @@ async def _collect(planned: list[PlannedRequest], platform: Platform, date: str,
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
-        checkpointer = asyncio.create_task(run.checkpoint_periodically())
+        checkpointer = asyncio.create_task(run.checkpoint_until_done())
         workers = [asyncio.create_task(run.work(client, queue))
                    for _ in range(min(platform.max_concurrency, len(todo)))]
         try:
             await asyncio.gather(*workers)
         finally:
-            checkpointer.cancel()
-            run.flush()
+            run.done.set()
+            await checkpointer  # its last flush stores what the workers finished
     report.wall_s = time.monotonic() - started
     # What the breaker left in the queue was never sent: it stays pending in the journal.
     return report
@@ -144,6 +150,7 @@ class _Run:
         self.pending_outcomes: list[RequestOutcome] = []
         self.consecutive_failures = 0
         self.finished = 0
+        self.done = asyncio.Event()
 
     async def on_attempt(self, attempt: Attempt) -> None:
         self.pending_attempts.append(attempt)
@@ -190,12 +197,13 @@ class _Run:
             self.log(f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
                      f" {report.succeeded} ok, {report.failed} failed")
 
-    async def checkpoint_periodically(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.checkpoint_interval_s)
-            self.flush()
-
-    def flush(self) -> None:
-        attempts, outcomes = self.pending_attempts, self.pending_outcomes
-        self.pending_attempts, self.pending_outcomes = [], []
-        self.journal.checkpoint(attempts, outcomes)
+    async def checkpoint_until_done(self) -> None:
+        """Flush buffered results every interval, off the event loop so pacing never stalls."""
+        while not self.done.is_set():
+            try:
+                await asyncio.wait_for(self.done.wait(), self.settings.checkpoint_interval_s)
+            except TimeoutError:
+                pass
+            attempts, outcomes = self.pending_attempts, self.pending_outcomes
+            self.pending_attempts, self.pending_outcomes = [], []
+            await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes)

@@ -21,6 +21,7 @@ class AdaptiveRateLimiter:
         self.recovery_s = recovery_s  # time to climb from min back to the permitted rate
         self._next_slot = time.monotonic()
         self._last_update = self._next_slot
+        self._cooldown_until = 0.0
         self.throttle_events = 0
 
     async def acquire(self) -> None:
@@ -41,8 +42,11 @@ class AdaptiveRateLimiter:
         """The platform answered 429: pause everyone, then go on at a lower rate."""
         now = time.monotonic()
         self.throttle_events += 1
-        self.rate = max(self.min_rate, self.rate * 0.5)
+        # Answers to requests sent before the pause arrive in a burst: cut the rate once per pause.
+        if now >= self._cooldown_until:
+            self.rate = max(self.min_rate, self.rate * 0.5)
         pause = retry_after if retry_after is not None else 1.0 / self.rate
+        self._cooldown_until = max(self._cooldown_until, now + pause)
         self._next_slot = max(self._next_slot, now + pause)
         self._last_update = now
 

@@ -66,7 +66,7 @@ class PlatformStats:
             "received": self.received,
             "answered": sum(self.answered_by_key.values()),
             "duplicates": duplicates,
-            "status": {str(k): v for k, v in sorted(self.status.items())},
+            "status": {str(k): v for k, v in sorted(self.status.items(), key=lambda kv: str(kv[0]))},
             "faults": dict(self.faults),
             "received_by_key": dict(self.received_by_key),
             "answered_by_key": dict(self.answered_by_key),

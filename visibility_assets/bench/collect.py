@@ -1,0 +1,150 @@
+"""`visibility bench collect`: the collector against the simulator, K platforms at once.
+
+The simulator runs in its own process (so its work does not slow the collector's event
+loop), each platform with a server-side token bucket of R requests per second, a latency
+range and a transient fault mix. The collector drives all platforms from one event loop,
+as a run per platform would, with its real pacing, retries, journal and breaker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import multiprocessing
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from ..collect.client import RetrySettings
+from ..collect.collector import CollectionReport, CollectionSettings, collect_partition_async
+from ..collect.journal import CollectionJournal
+from ..config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
+from ..simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from ..simulator.server import SimulatorServer
+
+PLATFORM_NAMES = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")
+BENCH_DATE = "2026-11-01"
+
+
+def _serve(settings: SimulatorSettings, config_dir: str, port_pipe) -> None:
+    server = SimulatorServer(settings, load_config(config_dir))
+    server.start_in_thread()
+    port_pipe.send(server.port)
+    port_pipe.recv()  # block until the parent says stop
+    server.stop()
+
+
+def _platform_names(count: int) -> list[str]:
+    return [PLATFORM_NAMES[i] if i < len(PLATFORM_NAMES) else f"platform{i + 1}" for i in range(count)]
+
+
+def bench_config(port: int, names: list[str], per_platform: int, rps: float, concurrency: int,
+                 timeout_s: float) -> VisibilityConfig:
+    """The example brands and questions, with enough question variants for `per_platform` requests."""
+    example = load_config(EXAMPLE_CONFIG_DIR)
+    rounds = 5
+    needed = math.ceil(per_platform / rounds)
+    questions = tuple(
+        Question(id=f"b{i:05d}", text=base.text if i < len(example.questions) else f"{base.text}（{i}）",
+                 category=base.category, priority=base.priority)
+        for i, base in ((i, example.questions[i % len(example.questions)]) for i in range(needed))
+    )
+    platforms = tuple(
+        Platform(name=name, base_url=f"http://127.0.0.1:{port}/{name}/v1", model=f"{name}-bench",
+                 rate_limit_rps=rps, max_concurrency=concurrency, timeout_s=timeout_s, rounds=rounds)
+        for name in names
+    )
+    return VisibilityConfig(example.directory, example.catalog, questions, platforms)
+
+
+def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.0, fault_rate: float = 0.1,
+                      latency_s: tuple[float, float] = (0.05, 0.5), storm_share: float = 0.0,
+                      concurrency: int = 16, timeout_s: float = 2.0, seed: int = 0,
+                      progress=lambda message: print(message, file=sys.stderr)) -> dict:
+    names = _platform_names(platforms)
+    storm = names[0] if storm_share > 0 else None
+    behaviour = PlatformBehaviour(rate_limit_rps=rps, latency_s=latency_s, hang_s=timeout_s * 3)
+    behaviour = behaviour.with_transient_faults(fault_rate)
+    settings = SimulatorSettings(seed=seed, default=behaviour, known_platforms=frozenset(names))
+    if storm:
+        from dataclasses import replace
+        settings.platforms[storm] = replace(behaviour, throttle_rate=storm_share)
+
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    simulator = multiprocessing.get_context("spawn").Process(
+        target=_serve, args=(settings, str(EXAMPLE_CONFIG_DIR), child), daemon=True)
+    simulator.start()
+    try:
+        port = parent.recv()
+        per_platform = math.ceil(requests / platforms)
+        config = bench_config(port, names, per_platform, rps, concurrency, timeout_s)
+        progress(f"bench collect: {platforms} platforms x {per_platform} requests, {rps} rps each,"
+                 f" faults {fault_rate:.0%}" + (f", 429 storm {storm_share:.0%} on {storm}" if storm else ""))
+        with tempfile.TemporaryDirectory(prefix="bench-collect-") as scratch:
+            reports, wall = asyncio.run(_collect_all(config, Path(scratch), progress))
+        stats = httpx.get(f"http://127.0.0.1:{port}/_stats", timeout=10).json()
+    finally:
+        parent.send("stop")
+        simulator.join(10)
+        if simulator.is_alive():
+            simulator.kill()
+    return summarize(reports, stats, wall, rps, storm)
+
+
+async def _collect_all(config: VisibilityConfig, scratch: Path, progress) -> tuple[list[CollectionReport], float]:
+    settings = CollectionSettings(retry=RetrySettings(max_attempts=8, base_delay_s=0.2, max_delay_s=5.0),
+                                  failure_share_limit=1.0, breaker_consecutive_failures=1_000_000)
+    journals = [CollectionJournal(scratch / f"{p.name}.duckdb") for p in config.platforms]
+    started = time.monotonic()
+    try:
+        reports = await asyncio.gather(*(
+            collect_partition_async(config, platform, BENCH_DATE, "bench", journal, settings, progress)
+            for platform, journal in zip(config.platforms, journals)
+        ))
+    finally:
+        for journal in journals:
+            journal.close()
+    return list(reports), time.monotonic() - started
+
+
+def summarize(reports: list[CollectionReport], stats: dict, wall: float, rps: float, storm: str | None) -> dict:
+    per_platform = {}
+    for report in reports:
+        accepted = report.attempts - report.http_429
+        achieved = accepted / report.wall_s if report.wall_s else 0.0
+        per_platform[report.platform] = {
+            "requests": report.planned, "succeeded": report.succeeded, "failed": report.failed,
+            "wall_s": round(report.wall_s, 2), "achieved_rps": round(achieved, 2),
+            "rate_ratio": round(achieved / rps, 3), "http_429": report.http_429,
+            "retries": report.attempts - report.to_send, "storm": report.platform == storm,
+        }
+    requests = sum(r.planned for r in reports)
+    attempts = sum(r.attempts for r in reports)
+    http_429 = sum(r.http_429 for r in reports)
+    permitted = rps * len(reports)
+    achieved = sum(p["achieved_rps"] for p in per_platform.values())
+    others = [p["rate_ratio"] for p in per_platform.values() if not p["storm"]]
+    return {
+        "requests": requests,
+        "succeeded": sum(r.succeeded for r in reports),
+        "failed": sum(r.failed for r in reports),
+        "duplicates": sum(s["duplicates"] for s in stats.values()),
+        "wall_s": round(wall, 2),
+        "permitted_rps": permitted,
+        "achieved_rps": round(achieved, 2),
+        "rate_ratio": round(achieved / permitted, 3),
+        "goodput_rps": round(sum(r.succeeded for r in reports) / wall, 2) if wall else 0.0,
+        "http_429": http_429,
+        "http_429_share": round(http_429 / attempts, 4) if attempts else 0.0,
+        "retries": attempts - sum(r.to_send for r in reports),
+        "http_attempts": attempts,
+        "server_received": sum(s["received"] for s in stats.values()),
+        "min_rate_ratio_without_storm": min(others) if others else None,
+        "storm_platform": storm,
+        "platforms": per_platform,
+        "definition": "achieved_rps: HTTP requests a platform accepted (not 429) per second of its"
+                      " collection wall time, summed over platforms; rate_ratio = achieved/permitted",
+    }
