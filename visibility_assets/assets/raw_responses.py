@@ -53,37 +53,46 @@ def resolve_deadline(text: str | None, now: datetime | None = None) -> float | N
     return moment.timestamp()
 
 
-@asset(
-    partitions_def=daily_platform_partitions,
-    retry_policy=COLLECT_RETRY_POLICY,
-    group_name="collect",
-    kinds={"duckdb", "python"},
-    description="Every question x round asked of one platform on one day: answer text, full JSON"
-    " payload, tokens, latency, content hash and the HTTP attempt that produced it.",
-)
-def raw_ai_responses(
-    context: AssetExecutionContext,
-    config: CollectConfig,
-    visibility_config: VisibilityConfigResource,
-    collector: CollectorResource,
-    warehouse: WarehouseResource,
-) -> MaterializeResult:
-    date, platform = split_partition_key(context.partition_key)
-    settings = visibility_config.load()
-    failure: CollectionFailed | None = None
-    try:
-        report = collector.collect(settings, date, platform, context.run_id,
-                                   resolve_deadline(config.deadline), context.log.info)
-    except MissingApiKey as exc:
-        raise Failure(description=str(exc), allow_retries=False) from None
-    except CollectionFailed as exc:
-        failure, report = exc, exc.report
-    # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-    stored = warehouse.publish_collection(journal_path(date, platform), date, platform)
-    metadata = collection_metadata(report, stored)
-    if failure:
-        raise Failure(description=str(failure), metadata=metadata)
-    return MaterializeResult(metadata=metadata)
+def build_raw_ai_responses(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
+    """The asset; tests pass a retry policy with a short delay, the code location the default."""
+
+    @asset(
+        name="raw_ai_responses",
+        partitions_def=daily_platform_partitions,
+        retry_policy=retry_policy,
+        group_name="collect",
+        kinds={"duckdb", "python"},
+        description="Every question x round asked of one platform on one day: answer text, full JSON"
+        " payload, tokens, latency, content hash and the HTTP attempt that produced it.",
+    )
+    def raw_ai_responses(
+        context: AssetExecutionContext,
+        config: CollectConfig,
+        visibility_config: VisibilityConfigResource,
+        collector: CollectorResource,
+        warehouse: WarehouseResource,
+    ) -> MaterializeResult:
+        date, platform = split_partition_key(context.partition_key)
+        settings = visibility_config.load()
+        failure: CollectionFailed | None = None
+        try:
+            report = collector.collect(settings, date, platform, context.run_id,
+                                       resolve_deadline(config.deadline), context.log.info)
+        except MissingApiKey as exc:
+            raise Failure(description=str(exc), allow_retries=False) from None
+        except CollectionFailed as exc:
+            failure, report = exc, exc.report
+        # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
+        stored = warehouse.publish_collection(journal_path(date, platform), date, platform)
+        metadata = collection_metadata(report, stored)
+        if failure:
+            raise Failure(description=str(failure), metadata=metadata)
+        return MaterializeResult(metadata=metadata)
+
+    return raw_ai_responses
+
+
+raw_ai_responses = build_raw_ai_responses()
 
 
 def collection_metadata(report: CollectionReport, stored: int) -> dict:

@@ -33,6 +33,7 @@ class PlatformBehaviour:
     drop_rate: float = 0.0
     throttle_rate: float = 0.0
     hang_s: float = 120.0
+    outage_requests: int = 0  # the first N requests get 503: the platform is down, then recovers
     api_key: str | None = None  # when set, requests without this bearer key get 401
     retry_after_format: str = "seconds"  # or "date" (an HTTP date in Retry-After)
 

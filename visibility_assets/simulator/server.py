@@ -155,6 +155,8 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     except (ValueError, KeyError, TypeError, StopIteration):
         return _error(400, "Request body must be JSON with a user message.", "invalid_request_error")
 
+    if stats.received <= behaviour.outage_requests:
+        return _error(503, "Service temporarily unavailable.", "server_error", fault=Fault.SERVER_ERROR)
     bucket = app.bucket(platform, behaviour)
     wait = bucket.take() if bucket else 0.0
     if wait > 0:
