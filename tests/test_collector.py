@@ -151,3 +151,17 @@ def test_missing_api_key_fails_before_any_request(tmp_path, monkeypatch):
         with CollectionJournal(tmp_path / "j.duckdb") as journal, pytest.raises(MissingApiKey, match="SIM_KEY_FOR_TEST"):
             collect_partition(config, config.platform("kimi"), DAY, "run-1", journal, QUICK)
         assert httpx.get(f"{server.url}/_stats").json() == {}
+
+
+def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
+    from zoneinfo import ZoneInfo
+
+    from visibility_assets.assets.raw_responses import resolve_deadline
+
+    shanghai = ZoneInfo("Asia/Shanghai")
+    at_two = datetime(2026, 11, 30, 2, 0, tzinfo=shanghai)
+    assert resolve_deadline("06:00", at_two) == datetime(2026, 11, 30, 6, 0, tzinfo=shanghai).timestamp()
+    at_seven = datetime(2026, 11, 30, 7, 0, tzinfo=shanghai)
+    assert resolve_deadline("06:00", at_seven) == datetime(2026, 12, 1, 6, 0, tzinfo=shanghai).timestamp()
+    assert resolve_deadline("2026-12-01T05:30:00+08:00") == datetime(2026, 12, 1, 5, 30, tzinfo=shanghai).timestamp()
+    assert resolve_deadline(None) is None

@@ -1,0 +1,120 @@
+"""Crash, outage and secrets, through real Dagster runs and a real simulator."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+import httpx
+from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
+
+from visibility_assets.assets.raw_responses import build_raw_ai_responses
+from visibility_assets.collect.journal import journal_path
+from visibility_assets.config import load_config
+from visibility_assets.definitions import resources
+from visibility_assets.instance import get_instance
+from visibility_assets.partitions import partition_key, partition_tags
+from visibility_assets.paths import warehouse_path
+from visibility_assets.resources import CollectorResource
+from visibility_assets.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.simulator.server import SimulatorServer
+
+from .conftest import write_config
+
+DAY = "2026-11-05"
+
+
+def _stats(server, platform):
+    return httpx.get(f"{server.url}/_stats").json().get(platform, {})
+
+
+def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_home, tmp_path, monkeypatch):
+    settings = SimulatorSettings(seed=2, default=PlatformBehaviour(latency_s=(0.05, 0.15)))
+    with SimulatorServer(settings, load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=15)
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        get_instance()
+        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, "doubao"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ))
+        worker.stdin.close()
+        deadline = time.time() + 60
+        while _stats(server, "doubao").get("answered", 0) < 25 and time.time() < deadline:
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+
+        with duckdb.connect(str(journal_path(DAY, "doubao"))) as journal:
+            stored = {k for (k,) in journal.execute("SELECT request_key FROM answers").fetchall()}
+        received_before = _stats(server, "doubao")["received_by_key"]
+        assert 0 < len(stored) < 60, "the kill should land midway"
+
+        run = materialize([build_raw_ai_responses()], partition_key=partition_key(DAY, "doubao"),
+                          instance=get_instance(), resources=resources(), tags=partition_tags(DAY, "doubao"))
+        assert run.success
+        received_after = _stats(server, "doubao")["received_by_key"]
+
+    assert all(received_after[key] == received_before[key] for key in stored)  # none re-sent
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        total, distinct = conn.execute(
+            "SELECT count(*), count(DISTINCT request_key) FROM raw_ai_responses WHERE platform = 'doubao'").fetchone()
+    assert total == distinct == 60
+
+
+def test_breaker_fails_the_partition_and_the_retry_policy_resumes_it(visibility_home, tmp_path, monkeypatch):
+    """The platform is down for its first 30 requests: run 1 trips the breaker, Dagster's retry finishes."""
+    settings = SimulatorSettings(seed=2, default=PlatformBehaviour(latency_s=(0, 0.002), outage_requests=30))
+    with SimulatorServer(settings, load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, questions=10, rounds=2)
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        asset = build_raw_ai_responses(RetryPolicy(max_retries=3, delay=0.2, backoff=Backoff.EXPONENTIAL))
+        collector = CollectorResource(max_attempts=2, base_delay_s=0.01, breaker_consecutive_failures=3,
+                                      failure_share_limit=0.0)
+        result = materialize([asset], partition_key=partition_key(DAY, "ernie"), instance=get_instance(),
+                             resources={**resources(), "collector": collector}, tags=partition_tags(DAY, "ernie"))
+        stats = _stats(server, "ernie")
+    events = [e.event_type for e in result.all_events]
+    assert DagsterEventType.STEP_UP_FOR_RETRY in events
+    failure = next(e for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY)
+    assert "circuit breaker open" in str(failure.event_specific_data.error)
+    assert result.success
+    assert stats["duplicates"] == 0 and stats["answered"] == 20, stats
+
+
+def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path, monkeypatch):
+    secret = "sk-test-5f8e2c19d4b7a6"
+    monkeypatch.setenv("SIM_PLATFORM_KEY", secret)
+    settings = SimulatorSettings(default=PlatformBehaviour(latency_s=(0, 0.002), api_key=secret,
+                                                           server_error_rate=0.2))
+    with SimulatorServer(settings, load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, questions=6, rounds=2,
+                                  api_key_env="SIM_PLATFORM_KEY")
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        instance = get_instance()
+        result = materialize([build_raw_ai_responses()], partition_key=partition_key(DAY, "kimi"),
+                             instance=instance, resources=resources(), tags=partition_tags(DAY, "kimi"))
+    assert result.success
+    logs = "\n".join(str(record) for record in instance.all_logs(result.run_id))
+    assert secret not in logs
+    for path in (warehouse_path(), journal_path(DAY, "kimi")):
+        with duckdb.connect(str(path), read_only=True) as conn:
+            for (table,) in conn.execute("SELECT table_name FROM information_schema.tables").fetchall():
+                dump = conn.execute(f'SELECT * FROM "{table}"').fetchall()  # noqa: S608 - test introspection
+                assert secret not in repr(dump), table
+
+
+def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(visibility_home, tmp_path, monkeypatch):
+    monkeypatch.delenv("SIM_ABSENT_KEY", raising=False)
+    with SimulatorServer(SimulatorSettings(), load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, api_key_env="SIM_ABSENT_KEY")
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        result = materialize([build_raw_ai_responses(RetryPolicy(max_retries=2, delay=0.1))],
+                             partition_key=partition_key(DAY, "qwen"), instance=get_instance(),
+                             resources=resources(), raise_on_error=False)
+        assert _stats(server, "qwen") == {}
+    assert not result.success
+    failure = result.get_step_failure_events()[0].event_specific_data.error.message
+    assert "SIM_ABSENT_KEY" in failure
+    assert DagsterEventType.STEP_UP_FOR_RETRY not in [e.event_type for e in result.all_events]
