@@ -117,9 +117,9 @@ def test_429_is_honoured_and_the_rate_lowered(tmp_path):
 def test_deadline_defers_the_rest_and_the_next_run_collects_it(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001))
     with SimulatorServer(SimulatorSettings(seed=5, default=behaviour)) as server:
-        cut_short = CollectionSettings(retry=QUICK.retry, deadline=time.time() + 0.6, checkpoint_interval_s=0.05)
+        cut_short = CollectionSettings(retry=QUICK.retry, deadline=time.time() + 1.5, checkpoint_interval_s=0.05)
         first, _, states, _ = _collect(tmp_path, behaviour, cut_short, server=server, questions=12,
-                                       rounds=2, rate_limit_rps=10, max_concurrency=1)
+                                       rounds=2, rate_limit_rps=5, max_concurrency=1)
         assert first.deferred > 0 and states["deferred"] == first.deferred
         assert states["succeeded"] == first.succeeded
         second, _, states, stats = _collect(tmp_path, behaviour, QUICK, server=server, questions=12,
