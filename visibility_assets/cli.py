@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--retry-after-format", choices=("seconds", "date"), default="seconds")
     simulate.set_defaults(handler=_simulate)
 
+    analyze = commands.add_parser("analyze", help="validity and brand mentions for answers in JSON Lines (no Dagster)")
+    analyze.add_argument("--catalog", required=True, help="a brands.yaml")
+    analyze.add_argument("--answers", required=True, help="JSON Lines: id, question, answer, category")
+    analyze.add_argument("--out", help="JSON Lines output (default: stdout)")
+    analyze.set_defaults(handler=_analyze)
+
     bench = commands.add_parser("bench", help="benchmarks; the last stdout line is one JSON object")
     benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     collect = benches.add_parser("collect", help="the collector against simulated platforms with limits and faults")
@@ -117,6 +123,14 @@ def _simulate(args) -> int:
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
+
+
+def _analyze(args) -> int:
+    from .analyze.cli import AnswersFileError, run_analyze
+    try:
+        return run_analyze(args.catalog, args.answers, args.out)
+    except AnswersFileError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _bench_collect(args) -> int:

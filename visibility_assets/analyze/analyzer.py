@@ -1,0 +1,221 @@
+"""One answer in, its analysis out (CONTRACTS section 3): validity, mentions, ranks, citations."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from dataclasses import dataclass, field
+
+from ..config import BrandCatalog
+from .matcher import AliasHit, AliasMatcher
+from .structure import Structure, find_structures
+from .text import THINK, find_scope, normalize, strip_scope
+
+# Bump when a rule changes: every cleaned sample records the version that produced it.
+ANALYZER_VERSION = "1.0.0"
+
+EMPTY, REFUSAL, ERROR, IRRELEVANT = "empty", "refusal", "error", "irrelevant"
+
+REFUSAL_TEXT = re.compile(
+    r"抱歉|对不起|很遗憾|无法回答|无法提供|不能回答|不能提供|暂时无法|无法满足|无法协助|我不能|我无法|不便|不予评价|"
+    r"不作评价|无法评价|无法给出|"
+    r"i can't|i cannot|i can not|i'm unable|i am unable|i'm sorry|i am sorry|i won't be able|"
+    r"unable to (?:help|assist|provide)|not able to (?:help|assist|provide)|can't (?:help|assist)|cannot (?:help|assist)"
+)
+ERROR_TEXT = re.compile(
+    r"服务器繁忙|服务繁忙|系统繁忙|请稍后再试|请稍后重试|网络错误|网络异常|系统错误|服务异常|内部错误|请求过于频繁|请求失败|"
+    r"rate limit|too many requests|internal server error|server error|service unavailable|bad gateway|"
+    r"gateway timeout|error code|\berror\b|exception|timed? ?out|overloaded|try again later"
+)
+NEGATIVE_BEFORE = re.compile(
+    r"不推荐|不建议|不太建议|不太推荐|避免|别选|不要选|不要用|慎选|慎用|不考虑|"
+    r"avoid|skip|steer clear of|not recommend|wouldn't recommend|would not recommend|don't recommend|"
+    r"do not recommend|not suggest|stay away from|pass on"
+)
+NEGATIVE_AFTER = re.compile(
+    r"^\s*(?:则|就|并|也|目前|暂时)?(?:不推荐|不建议|不太推荐|不值得|不适合|不是好的选择|"
+    r"is not recommended|isn't recommended|is not a good (?:choice|fit|option)|is best avoided)"
+)
+CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. ")
+CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
+URL_IN_ORIGINAL = re.compile(r"https?://[^\s<>\"'\]\)）】」》，。；、]+")
+URL_TRAILING_PUNCTUATION = ".,;:!?)]}>'\"，。；：！？）】》」"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+WORD = re.compile(r"[a-z][a-z0-9+.-]{2,}")
+# Words of an answer that weighs options; recipes, weather reports and greetings use few of them.
+ADVICE_TERMS = re.compile(
+    r"推荐|选择|方案|适合|优势|劣势|缺点|优点|性价比|口碑|对比|预算|选型|首选|备选|考虑|建议|品牌|产品|功能|价格|服务|"
+    r"recommend|option|choice|pros\b|cons\b|suited|pricing|price|features?|alternative|compare|budget|\bbest\b|"
+    r"\bpick\b|worth"
+)
+MIN_ADVICE_TERMS = 3
+STOPWORDS = frozenset(
+    "the and for with which what best how are is you your who does that this from into about can "
+    "should would most more than good better recommend recommended compare vs between".split()
+)
+NEGATIVE_WINDOW = 24
+LONG_ANSWER = 300
+
+
+@dataclass
+class BrandResult:
+    mentioned: bool = False
+    mention_count: int = 0
+    first_mention_order: int | None = None
+    list_rank: int | None = None
+    recommended: bool | None = None
+
+    def as_json(self) -> dict:
+        return {"mentioned": self.mentioned, "mention_count": self.mention_count,
+                "first_mention_order": self.first_mention_order, "list_rank": self.list_rank,
+                "recommended": self.recommended}
+
+
+@dataclass
+class Analysis:
+    valid: bool
+    invalid_reason: str | None
+    brands: dict[str, BrandResult]
+    citations: list[str]
+    has_citation: bool
+    hits: list[AliasHit] = field(default_factory=list)  # every alias hit with its verdict
+    hit_spans: list[tuple[int, int]] = field(default_factory=list)  # each hit's span in the original
+    option_list_kind: str | None = None
+    advised_against: set[str] = field(default_factory=set)
+
+    def as_json(self, answer_id) -> dict:
+        return {"id": answer_id, "valid": self.valid, "invalid_reason": self.invalid_reason,
+                "brands": {name: result.as_json() for name, result in self.brands.items()},
+                "citations": self.citations, "has_citation": self.has_citation}
+
+
+class Analyzer:
+    def __init__(self, catalog: BrandCatalog):
+        self.catalog = catalog
+        self.matcher = AliasMatcher(catalog)
+        self.brand_names = {c: [b.name for b in catalog.for_category(c)] for c in catalog.categories}
+        self.category_terms = {
+            c: frozenset(a.casefold() for b in catalog.for_category(c) for a in b.aliases)
+            for c in catalog.categories
+        }
+
+    def analyze(self, answer: str, question: str, category: str) -> Analysis:
+        brands = {name: BrandResult() for name in self.brand_names.get(category, [])}
+        normalized = normalize(answer or "")
+        text = normalized.text
+        scope = find_scope(text)
+        hits = self.matcher.hits(text, category, scope)
+        accepted = [h for h in hits if h.accepted]
+        spans = [normalized.original_span(h.start, h.end) for h in hits]
+
+        reason = self._invalid_reason(text, scope, question, accepted)
+        if reason:
+            for hit in accepted:
+                hit.rule = f"invalid_answer:{reason}"
+            return Analysis(False, reason, brands, [], False, hits, spans)
+
+        order = 0
+        for hit in accepted:
+            result = brands[hit.brand]
+            if not result.mentioned:
+                order += 1
+                result.mentioned, result.first_mention_order = True, order
+            result.mention_count += 1
+
+        body = strip_scope(text, scope)
+        structure = self._primary_list(body, accepted) if accepted else None
+        if structure:
+            self._rank(structure, body, accepted, brands)
+        advised = {h.brand for h in accepted if _advised_against(body, h)}
+        for name, result in brands.items():
+            if result.mentioned:
+                result.recommended = not (name in advised and result.list_rank is None)
+
+        without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
+        citations = _citations(without_think)
+        has_citation = bool(citations) or bool(CITATION_MARKER.search(without_think))
+        return Analysis(True, None, brands, citations, has_citation, hits, spans,
+                        structure.kind if structure else None, advised)
+
+    # --- validity ---------------------------------------------------------------------
+
+    def _invalid_reason(self, text: str, scope, question: str, accepted: list[AliasHit]) -> str | None:
+        body = THINK.sub(" ", text).strip() if scope.think else text.strip()
+        if not body:
+            return EMPTY
+        opening = body[:120]
+        if len(body) < LONG_ANSWER and ERROR_TEXT.search(body) and not accepted:
+            return ERROR
+        if REFUSAL_TEXT.search(opening) and not accepted and len(body) < LONG_ANSWER * 2:
+            return REFUSAL
+        if not accepted and not self._on_topic(body, question):
+            return IRRELEVANT
+        return None
+
+    @staticmethod
+    def _on_topic(body: str, question: str) -> bool:
+        """Shares enough of the question's terms, or weighs options as an answer would."""
+        terms = _question_terms(question)
+        found = sum(1 for t in terms if t in body)
+        if terms and found >= max(1, round(len(terms) * 0.15)):
+            return True
+        return len(set(ADVICE_TERMS.findall(body))) >= MIN_ADVICE_TERMS
+
+    # --- lists and recommendation -------------------------------------------------------
+
+    @staticmethod
+    def _primary_list(body: str, accepted: list[AliasHit]) -> Structure | None:
+        for structure in find_structures(body):
+            if any(_option_of(body, item, accepted) for item in structure.items):
+                return structure
+        return None
+
+    @staticmethod
+    def _rank(structure: Structure, body: str, accepted: list[AliasHit], brands: dict[str, BrandResult]) -> None:
+        for position, item in enumerate(structure.items, start=1):
+            option = _option_of(body, item, accepted)
+            if option and brands[option].list_rank is None:
+                brands[option].list_rank = position
+
+
+@lru_cache(maxsize=4096)
+def _question_terms(question: str) -> frozenset[str]:
+    """CJK bigrams and Latin words of a question (questions repeat: cached)."""
+    q = normalize(question).text
+    terms = {q[i:i + 2] for i in range(len(q) - 1) if CJK.match(q[i]) and CJK.match(q[i + 1])}
+    return frozenset(terms | {w for w in WORD.findall(q) if w not in STOPWORDS})
+
+
+def _option_of(body: str, item, accepted: list[AliasHit]) -> str | None:
+    """The brand an item offers: the first brand of its lead, when the lead opens with it
+    ("阿里云：…", "AWS 与 Azure"); "与钉钉定位相近" or "Similar to AWS" offer no brand."""
+    for hit in accepted:
+        if hit.start >= item.lead_end:
+            return None
+        if hit.start >= item.lead_start:
+            opening = body[item.lead_start:hit.start]
+            return hit.brand if not any(c.isalnum() for c in opening) else None
+    return None
+
+
+def _advised_against(body: str, hit: AliasHit) -> bool:
+    before = body[max(0, hit.start - NEGATIVE_WINDOW):hit.start]
+    cut = None
+    for cut in CLAUSE_END.finditer(before):
+        pass
+    if cut:
+        before = before[cut.end():]
+    if NEGATIVE_BEFORE.search(before):
+        return True
+    after = body[hit.end:hit.end + NEGATIVE_WINDOW]
+    return bool(NEGATIVE_AFTER.match(after))
+
+
+def _citations(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for match in URL_IN_ORIGINAL.finditer(text):
+        url = match.group(0).rstrip(URL_TRAILING_PUNCTUATION)
+        if url.count("(") < url.count(")"):
+            url = url.rstrip(")")
+        seen.setdefault(url, None)
+    return list(seen)

@@ -1,0 +1,144 @@
+"""Brand mentions: every alias of the catalog found in one Aho-Corasick pass, then the rules.
+
+Each alias hit becomes an AliasHit that is either accepted or rejected with the rule that
+rejected it, so "why was my brand not counted?" has an answer. The rules, in order:
+
+1. scope: hits in <think> blocks, URLs, domain-only link labels, the reference block;
+2. boundary: a Latin alias must not touch an ASCII letter (flaws is not AWS);
+3. longest match: overlapping hits keep the leftmost-longest, across all tracked brands, so
+   华为 inside 华为云 never counts for 华为 (the prefix rule);
+4. category: only brands of the answer's category are counted;
+5. exclude_contexts: inside a context that contains the alias (小米粥), or near one that
+   does not (millet within 12 characters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ahocorasick
+
+from ..config import Brand, BrandCatalog, normalize_alias
+from .text import Scope
+
+CONTEXT_WINDOW = 12
+
+ACCEPTED = "accepted"
+
+
+@dataclass(frozen=True)
+class AliasEntry:
+    brand: str
+    category: str
+    alias: str  # as written in the catalog
+    latin_start: bool  # the alias begins / ends with an ASCII letter: boundary rule applies
+    latin_end: bool
+
+
+@dataclass
+class AliasHit:
+    brand: str
+    category: str
+    alias: str
+    start: int  # in the normalized text
+    end: int
+    rule: str = ACCEPTED  # ACCEPTED, or the rule that rejected the hit
+
+    @property
+    def accepted(self) -> bool:
+        return self.rule == ACCEPTED
+
+
+@dataclass(frozen=True)
+class ExcludeContext:
+    text: str
+    alias_offsets: dict[str, tuple[int, ...]]  # alias -> where it sits inside the context
+
+    @property
+    def contains_alias(self) -> bool:
+        return bool(self.alias_offsets)
+
+
+def _is_ascii_letter(char: str) -> bool:
+    return ("a" <= char <= "z") or ("A" <= char <= "Z")
+
+
+class AliasMatcher:
+    def __init__(self, catalog: BrandCatalog):
+        self.automaton = ahocorasick.Automaton()
+        entries: dict[str, list[AliasEntry]] = {}
+        for brand in catalog.brands:
+            for alias in brand.aliases:
+                key = normalize_alias(alias)
+                entry = AliasEntry(brand.name, brand.category, alias,
+                                   _is_ascii_letter(key[0]), _is_ascii_letter(key[-1]))
+                if all(e.brand != brand.name or e.category != brand.category for e in entries.get(key, [])):
+                    entries.setdefault(key, []).append(entry)
+        for key, alias_entries in entries.items():
+            self.automaton.add_word(key, (len(key), tuple(alias_entries)))
+        self.automaton.make_automaton()
+        self.contexts = {(b.category, b.name): self._contexts(b) for b in catalog.brands if b.exclude_contexts}
+
+    @staticmethod
+    def _contexts(brand: Brand) -> tuple[ExcludeContext, ...]:
+        aliases = {normalize_alias(a) for a in brand.aliases}
+        contexts = []
+        for text in (normalize_alias(c) for c in brand.exclude_contexts):
+            offsets = {a: tuple(i for i in range(len(text)) if text.startswith(a, i)) for a in aliases}
+            contexts.append(ExcludeContext(text, {a: o for a, o in offsets.items() if o}))
+        return tuple(contexts)
+
+    def hits(self, text: str, category: str, scope: Scope) -> list[AliasHit]:
+        """Every alias occurrence with its verdict, in text order."""
+        candidates: list[AliasHit] = []
+        for end_index, (length, entries) in self.automaton.iter(text):
+            start, end = end_index - length + 1, end_index + 1
+            rule = scope.reason_at(start, end)
+            first = entries[0]
+            if rule is None and (
+                (first.latin_start and start > 0 and _is_ascii_letter(text[start - 1]))
+                or (first.latin_end and end < len(text) and _is_ascii_letter(text[end]))
+            ):
+                rule = "boundary"
+            for entry in entries:
+                candidates.append(AliasHit(entry.brand, entry.category, entry.alias, start, end, rule or ACCEPTED))
+        if not candidates:
+            return candidates
+        candidates.sort(key=lambda h: (h.start, -(h.end - h.start)))
+        self._keep_leftmost_longest(candidates)
+        for hit in candidates:
+            if hit.accepted and hit.category != category:
+                hit.rule = "other_category"
+            elif hit.accepted and (hit.category, hit.brand) in self.contexts:
+                self._apply_contexts(hit, text)
+        return candidates
+
+    @staticmethod
+    def _keep_leftmost_longest(candidates: list[AliasHit]) -> None:
+        taken_until, winner = -1, None
+        for hit in candidates:
+            if not hit.accepted:
+                continue
+            if hit.start < taken_until and winner is not None:
+                same_span = hit.start == winner.start and hit.end == winner.end
+                if not same_span:
+                    hit.rule = f"overlapped_by:{winner.alias}"
+                continue
+            taken_until, winner = hit.end, hit
+
+    def _apply_contexts(self, hit: AliasHit, text: str) -> None:
+        matched = text[hit.start:hit.end]
+        for context in self.contexts[(hit.category, hit.brand)]:
+            size = len(context.text)
+            if context.contains_alias:
+                # Inside an occurrence of the context: it starts where the alias sits within it.
+                for offset in context.alias_offsets.get(matched, ()):
+                    if hit.start >= offset and text.startswith(context.text, hit.start - offset):
+                        hit.rule = f"exclude_context:{context.text}"
+                        return
+            else:
+                low = max(0, hit.start - CONTEXT_WINDOW - size)
+                high = min(len(text), hit.end + CONTEXT_WINDOW + size)
+                if text.find(context.text, low, high) != -1:
+                    hit.rule = f"exclude_context:{context.text}"
+                    return

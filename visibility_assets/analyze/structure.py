@@ -1,0 +1,130 @@
+"""Option lists in an answer: numbered or bulleted items, table rows, per-option headings and
+runs of standalone bold lines. Each structure is a list of items with the span of the item's
+lead (the option it names); the caller picks the first structure whose leads name a brand.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NUMBERED = re.compile(r"^( ?)(\d{1,2})[.)、](?!\d)\s*(?=\S)|^( ?)[一二三四五六七八九十]{1,3}、\s*(?=\S)")
+BULLET = re.compile(r"^( ?)[-*+•·]\s+(?=\S)")
+HEADING = re.compile(r"^(#{1,6})\s+(?=\S)")
+BOLD_LINE = re.compile(r"^\s*(?:[^\w\s*#|>-]{1,3}\s*)?\*\*([^*\n]{1,80})\*\*\s*[:：]?\s*$")
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# First characters of lines that can start an item (digits, Chinese numerals, markers).
+MARKUP_STARTS = frozenset("|#*-+•·0123456789一二三四五六七八九十")
+LEAD_END = re.compile(r"[:：—–(（,，。;；|]| - ")
+# Section titles that a heading or bold-line run holds besides its options.
+SECTION_TITLE = re.compile(
+    r"^\s*(?:\d{1,2}[.)、]\s*)?(?:概述|简介|引言|总结|小结|结论|综上|建议|选择建议|购买建议|选购建议|推荐理由|对比|对比总结|"
+    r"横向对比|注意事项|常见问题|其他选择|其他|overview|introduction|summary|conclusion|verdict|"
+    r"recommendations?|comparison|bottom line|final thoughts|faq|tl;dr|key factors)\s*[:：]?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    lead_start: int
+    lead_end: int
+
+
+@dataclass
+class Structure:
+    kind: str  # numbered | bullet | table | heading | bold
+    start: int
+    items: list[Item] = field(default_factory=list)
+    level: int = 0  # heading level
+    last_number: int = 0
+    open: bool = True
+
+
+def _lead(line: str, offset: int, content_start: int) -> Item:
+    """The option an item names: its bold opening, else the text up to the first separator."""
+    rest = line[content_start:]
+    if rest.startswith("**"):
+        close = rest.find("**", 2)
+        if close > 2:
+            return Item(offset + content_start + 2, offset + content_start + close)
+    match = LEAD_END.search(rest)
+    end = match.start() if match and match.start() > 0 else len(rest)
+    return Item(offset + content_start, offset + content_start + end)
+
+
+def find_structures(body: str) -> list[Structure]:
+    structures: list[Structure] = []
+    current_list: Structure | None = None  # numbered or bullet list being read
+    headings: dict[int, Structure] = {}  # open heading runs by level
+    bold: Structure | None = None
+    table: Structure | None = None
+    table_seen_separator = False
+    offset = 0
+    for line in body.split("\n"):
+        line_offset, offset = offset, offset + len(line) + 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped[0] not in MARKUP_STARTS and "**" not in stripped[:6]:
+            # A plain paragraph line, the common case: it can only end a list.
+            table = None
+            if current_list is not None and not line.startswith((" ", "\t")):
+                current_list.open = False
+            continue
+        if table is not None and not TABLE_ROW.match(line):
+            table = None
+        if TABLE_ROW.match(line):
+            if table is None:
+                table = Structure("table", line_offset)
+                table_seen_separator = False
+                structures.append(table)
+            elif TABLE_SEPARATOR.match(line):
+                table_seen_separator = True
+            elif table_seen_separator:
+                cell_start = line.index("|") + 1
+                table.items.append(_lead(line, line_offset, cell_start + (len(line[cell_start:]) - len(line[cell_start:].lstrip()))))
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            level = len(heading.group(1))
+            current_list = None
+            bold = None
+            for deeper in [lv for lv in headings if lv > level]:
+                del headings[deeper]  # a heading closes the runs of its sub-headings
+            if SECTION_TITLE.match(line[heading.end():].replace("*", "")):
+                continue
+            if level not in headings:
+                headings[level] = Structure("heading", line_offset, level=level)
+                structures.append(headings[level])
+            text_start = heading.end()
+            number = re.match(r"\d{1,2}[.)、]\s*", line[text_start:])
+            headings[level].items.append(_lead(line, line_offset, text_start + (number.end() if number else 0)))
+            continue
+        bold_line = BOLD_LINE.match(line)
+        if bold_line and SECTION_TITLE.match(bold_line.group(1)):
+            continue
+        if bold_line:
+            if bold is None:
+                bold = Structure("bold", line_offset)
+                structures.append(bold)
+            bold.items.append(Item(line_offset + bold_line.start(1), line_offset + bold_line.end(1)))
+            current_list = None
+            continue
+        numbered = NUMBERED.match(line)
+        bullet = None if numbered else BULLET.match(line)
+        if numbered or bullet:
+            kind = "numbered" if numbered else "bullet"
+            number = int(numbered.group(2)) if numbered and numbered.group(2) else 0
+            if current_list is None or current_list.kind != kind or (
+                not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
+            ):
+                current_list = Structure(kind, line_offset)
+                structures.append(current_list)
+            current_list.open = True
+            current_list.last_number = number
+            current_list.items.append(_lead(line, line_offset, (numbered or bullet).end()))
+            continue
+        if current_list is not None and not line.startswith((" ", "\t")):
+            current_list.open = False  # a paragraph: a later item continues only by numbering
+    return structures
