@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     collect.add_argument("--timeout", type=float, default=2.0, help="client timeout per request, seconds")
     collect.add_argument("--seed", type=int, default=0)
     collect.set_defaults(handler=_bench_collect)
+    clean = benches.add_parser("clean", help="the analyzer against the naive per-alias str.find loop")
+    clean.add_argument("--answers", type=_positive_int, default=20000)
+    clean.add_argument("--aliases", type=_positive_int, default=10000)
+    clean.add_argument("--seed", type=int, default=0)
+    clean.set_defaults(handler=_bench_clean)
     return parser
 
 
@@ -138,6 +143,12 @@ def _bench_collect(args) -> int:
     result = run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
                                args.storm, args.concurrency, args.timeout, args.seed)
     print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+def _bench_clean(args) -> int:
+    from .bench.clean import run_clean_bench
+    print(json.dumps(run_clean_bench(args.answers, args.aliases, args.seed), ensure_ascii=False))
     return 0
 
 

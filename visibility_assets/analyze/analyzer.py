@@ -27,15 +27,18 @@ ERROR_TEXT = re.compile(
     r"rate limit|too many requests|internal server error|server error|service unavailable|bad gateway|"
     r"gateway timeout|error code|\berror\b|exception|timed? ?out|overloaded|try again later"
 )
-NEGATIVE_BEFORE = re.compile(
+NEGATIVE_CUES_BEFORE = (
     r"不推荐|不建议|不太建议|不太推荐|避免|别选|不要选|不要用|慎选|慎用|不考虑|"
     r"avoid|skip|steer clear of|not recommend|wouldn't recommend|would not recommend|don't recommend|"
     r"do not recommend|not suggest|stay away from|pass on"
 )
-NEGATIVE_AFTER = re.compile(
-    r"^\s*(?:则|就|并|也|目前|暂时)?(?:不推荐|不建议|不太推荐|不值得|不适合|不是好的选择|"
-    r"is not recommended|isn't recommended|is not a good (?:choice|fit|option)|is best avoided)"
+NEGATIVE_CUES_AFTER = (
+    r"不推荐|不建议|不太推荐|不值得|不适合|不是好的选择|"
+    r"is not recommended|isn't recommended|is not a good (?:choice|fit|option)|is best avoided"
 )
+NEGATIVE_BEFORE = re.compile(NEGATIVE_CUES_BEFORE)
+NEGATIVE_AFTER = re.compile(r"^\s*(?:则|就|并|也|目前|暂时)?(?:" + NEGATIVE_CUES_AFTER + ")")
+ANY_NEGATIVE = re.compile(NEGATIVE_CUES_BEFORE + "|" + NEGATIVE_CUES_AFTER)
 CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. ")
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 URL_IN_ORIGINAL = re.compile(r"https?://[^\s<>\"'\]\)）】」》，。；、]+")
@@ -71,11 +74,15 @@ class BrandResult:
                 "recommended": self.recommended}
 
 
+NOT_MENTIONED = BrandResult().as_json()
+
+
 @dataclass
 class Analysis:
     valid: bool
     invalid_reason: str | None
-    brands: dict[str, BrandResult]
+    category_brands: tuple[str, ...]  # every brand of the answer's category, in catalog order
+    mentioned: dict[str, BrandResult]  # only the mentioned ones: categories can hold hundreds
     citations: list[str]
     has_citation: bool
     hits: list[AliasHit] = field(default_factory=list)  # every alias hit with its verdict
@@ -83,24 +90,29 @@ class Analysis:
     option_list_kind: str | None = None
     advised_against: set[str] = field(default_factory=set)
 
+    def brand(self, name: str) -> BrandResult:
+        return self.mentioned.get(name) or BrandResult()
+
     def as_json(self, answer_id) -> dict:
+        brands = {name: (self.mentioned[name].as_json() if name in self.mentioned else dict(NOT_MENTIONED))
+                  for name in self.category_brands}
         return {"id": answer_id, "valid": self.valid, "invalid_reason": self.invalid_reason,
-                "brands": {name: result.as_json() for name, result in self.brands.items()},
-                "citations": self.citations, "has_citation": self.has_citation}
+                "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
 
 
 class Analyzer:
     def __init__(self, catalog: BrandCatalog):
         self.catalog = catalog
         self.matcher = AliasMatcher(catalog)
-        self.brand_names = {c: [b.name for b in catalog.for_category(c)] for c in catalog.categories}
+        self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         self.category_terms = {
             c: frozenset(a.casefold() for b in catalog.for_category(c) for a in b.aliases)
             for c in catalog.categories
         }
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
-        brands = {name: BrandResult() for name in self.brand_names.get(category, [])}
+        category_brands = self.brand_names.get(category, ())
+        brands: dict[str, BrandResult] = {}
         normalized = normalize(answer or "")
         text = normalized.text
         scope = find_scope(text)
@@ -112,29 +124,26 @@ class Analyzer:
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
-            return Analysis(False, reason, brands, [], False, hits, spans)
+            return Analysis(False, reason, category_brands, brands, [], False, hits, spans)
 
-        order = 0
         for hit in accepted:
-            result = brands[hit.brand]
-            if not result.mentioned:
-                order += 1
-                result.mentioned, result.first_mention_order = True, order
+            result = brands.get(hit.brand)
+            if result is None:
+                result = brands[hit.brand] = BrandResult(True, 0, len(brands) + 1)
             result.mention_count += 1
 
         body = strip_scope(text, scope)
         structure = self._primary_list(body, accepted) if accepted else None
         if structure:
             self._rank(structure, body, accepted, brands)
-        advised = {h.brand for h in accepted if _advised_against(body, h)}
+        advised = {h.brand for h in accepted if _advised_against(body, h)} if ANY_NEGATIVE.search(body) else set()
         for name, result in brands.items():
-            if result.mentioned:
-                result.recommended = not (name in advised and result.list_rank is None)
+            result.recommended = not (name in advised and result.list_rank is None)
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = _citations(without_think)
         has_citation = bool(citations) or bool(CITATION_MARKER.search(without_think))
-        return Analysis(True, None, brands, citations, has_citation, hits, spans,
+        return Analysis(True, None, category_brands, brands, citations, has_citation, hits, spans,
                         structure.kind if structure else None, advised)
 
     # --- validity ---------------------------------------------------------------------

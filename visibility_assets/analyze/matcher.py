@@ -35,7 +35,7 @@ class AliasEntry:
     latin_end: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class AliasHit:
     brand: str
     category: str

@@ -101,6 +101,8 @@ class Scope:
     def reason_at(self, start: int, end: int) -> str | None:
         if start >= self.body_end:
             return "out_of_scope:references"
+        if not self.excluded:
+            return None
         for s, e, reason in self.excluded:
             if s < end and start < e:
                 return reason
