@@ -18,7 +18,7 @@ def test_bench_collect_reports_rate_duplicates_and_success():
     for key in ("requests", "succeeded", "failed", "duplicates", "wall_s", "permitted_rps", "achieved_rps",
                 "rate_ratio", "http_429", "retries"):
         assert key in figures
-    assert figures["requests"] == figures["succeeded"] == 120
+    assert figures["requests"] == figures["succeeded"] == figures["stored"] == 120
     assert figures["duplicates"] == 0
     assert figures["permitted_rps"] == 80
     assert 0 < figures["rate_ratio"] <= 1.05

@@ -2,6 +2,7 @@
 
 from dagster import Definitions
 
+from .assets.cleaning import brand_catalog, cleaned_samples
 from .assets.raw_responses import raw_ai_responses
 from .resources import CollectorResource, VisibilityConfigResource
 from .warehouse import default_warehouse
@@ -15,4 +16,4 @@ def resources() -> dict:
     }
 
 
-defs = Definitions(assets=[raw_ai_responses], resources=resources())
+defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples], resources=resources())

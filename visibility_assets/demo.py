@@ -6,7 +6,11 @@ import sys
 import time
 from datetime import date as Date, timedelta
 
+from dagster import materialize
+
+from .assets.cleaning import brand_catalog
 from .config import VisibilityConfig
+from .definitions import resources
 from .instance import get_instance
 from .paths import data_dir
 from .runs import PartitionRun, materialize_partitions
@@ -18,6 +22,9 @@ from .simulator.launch import running_simulators
 DEMO_SIMULATOR = SimulatorSettings(seed=7, time_scale=0.02, default=PlatformBehaviour(latency_s=(1.0, 30.0)))
 DEMO_FAULT_RATE = 0.03
 
+# What each (day, platform) run materializes; brand_catalog is loaded once before them.
+PARTITIONED_CHAIN = ["raw_ai_responses", "cleaned_samples"]
+
 # Dagster's console logger prints every event at DEBUG; the demo prints its own progress.
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -28,7 +35,7 @@ def demo_dates(end: Date, days: int) -> list[str]:
 
 def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     started = time.monotonic()
-    get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
+    instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
     settings = DEMO_SIMULATOR
     for platform in config.platforms:
         settings.platforms[platform.name] = PlatformBehaviour(
@@ -37,11 +44,15 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     print(f"data directory: {data_dir()}", file=out)
     print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
           file=out, flush=True)
+    catalog_run = materialize([brand_catalog], instance=instance, resources=resources(), run_config=QUIET_RUN)
+    print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
+          f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
     runs: list[PartitionRun] = []
     with running_simulators(config, settings):
         for day in dates:
             keys = [(day, p.name) for p in config.platforms]
-            runs += materialize_partitions(keys, run_config=QUIET_RUN, on_done=lambda run: _progress(run, out))
+            runs += materialize_partitions(keys, run_config=QUIET_RUN, selection=PARTITIONED_CHAIN,
+                                           on_done=lambda run: _progress(run, out))
     print_summary(runs, out)
     print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
     return 0 if all(r.success for r in runs) else 1
@@ -49,20 +60,23 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
 
 def _progress(run: PartitionRun, out) -> None:
     stored = run.metadata.get("raw_ai_responses", {}).get("answers_stored", 0)
+    valid = run.metadata.get("cleaned_samples", {}).get("valid", 0)
     state = "done" if run.success else f"FAILED ({run.error})"
-    print(f"  {run.date} {run.platform:<10} {state}, {stored} answers", file=out, flush=True)
+    print(f"  {run.date} {run.platform:<10} {state}: {stored} answers, {valid} valid", file=out, flush=True)
 
 
 def print_summary(runs: list[PartitionRun], out) -> None:
     print(f"\n{'date':<11} {'platform':<10} {'answers':>7} {'failed':>6} {'retries':>7} "
-          f"{'p50 ms':>7} {'p95 ms':>7}  status", file=out)
+          f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8}  status", file=out)
     for run in runs:
         meta = run.metadata.get("raw_ai_responses", {})
+        cleaned = run.metadata.get("cleaned_samples", {})
         retries = meta.get("http_attempts", 0) - meta.get("sent", 0) if meta else 0
         status = "ok" if run.success else f"FAILED: {run.error}"
         print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
               f"{meta.get('failed', '-'):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
-              f"{_fmt(meta.get('latency_p95_ms')):>7}  {status}", file=out)
+              f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
+              f"{cleaned.get('accepted_mentions', '-'):>8}  {status}", file=out)
 
 
 def _fmt(value) -> str:

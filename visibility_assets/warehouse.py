@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
 from .paths import warehouse_path
@@ -94,6 +95,15 @@ PUBLISH_COLLECTION = (
        FROM journal.attempts t JOIN journal.requests r USING (request_key)""",
 )
 
+# Tables written partition by partition (date x platform), and how a partition is cleared.
+DELETE_PARTITION = {
+    "cleaned_samples": "DELETE FROM cleaned_samples WHERE date = $date AND platform = $platform",
+    "sample_brand_results": "DELETE FROM sample_brand_results WHERE date = $date AND platform = $platform",
+    "entity_matches": "DELETE FROM entity_matches WHERE date = $date AND platform = $platform",
+    "sample_state_history": "DELETE FROM sample_state_history WHERE date = $date AND platform = $platform",
+    "sample_quarantine": "DELETE FROM sample_quarantine WHERE date = $date AND platform = $platform",
+}
+
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -131,6 +141,22 @@ class WarehouseResource(DuckDBResource):
                 "SELECT count(*) FROM raw_ai_responses WHERE date = ? AND platform = ?", [date, platform]
             ).fetchone()
         return count
+
+    def replace_partitions(self, tables: dict[str, pa.Table], partitions: list[tuple[str, str]]) -> None:
+        """Delete the partitions' rows from each table, then insert the new ones, atomically.
+
+        A table that does not exist yet is created from its Arrow schema.
+        """
+        with self.transaction() as conn:
+            existing = {name for (name,) in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+            for name, table in tables.items():
+                if name not in existing:
+                    conn.from_arrow(table.slice(0, 0)).create(name)
+                for date, platform in partitions:
+                    conn.execute(DELETE_PARTITION[name], {"date": date, "platform": platform})
+                if table.num_rows:
+                    conn.from_arrow(table).insert_into(name)
 
     def query(self, sql: str, params=None) -> list[tuple]:
         with self.get_connection() as conn:

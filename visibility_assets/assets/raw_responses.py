@@ -85,6 +85,10 @@ def build_raw_ai_responses(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
         # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
         stored = warehouse.publish_collection(journal_path(date, platform), date, platform)
         metadata = collection_metadata(report, stored)
+        if stored != report.skipped_done + report.succeeded:
+            # Every answer received must be in the journal; anything else is a bug, not a platform fault.
+            raise Failure(description=f"{stored} answers stored, but {report.skipped_done} were already done and"
+                          f" {report.succeeded} succeeded in this run", metadata=metadata, allow_retries=False)
         if failure:
             raise Failure(description=str(failure), metadata=metadata)
         return MaterializeResult(metadata=metadata)

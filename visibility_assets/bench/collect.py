@@ -104,10 +104,13 @@ async def _collect_all(config: VisibilityConfig, scratch: Path, progress) -> tup
             collect_partition_async(config, platform, BENCH_DATE, "bench", journal, settings, progress)
             for platform, journal in zip(config.platforms, journals)
         ))
+        wall = time.monotonic() - started
+        for report, journal in zip(reports, journals):
+            report.stored = len(journal.succeeded_keys())
     finally:
         for journal in journals:
             journal.close()
-    return list(reports), time.monotonic() - started
+    return list(reports), wall
 
 
 def summarize(reports: list[CollectionReport], stats: dict, wall: float, rps: float, storm: str | None) -> dict:
@@ -130,6 +133,7 @@ def summarize(reports: list[CollectionReport], stats: dict, wall: float, rps: fl
     return {
         "requests": requests,
         "succeeded": sum(r.succeeded for r in reports),
+        "stored": sum(r.stored for r in reports),  # answers in the journals: must equal succeeded
         "failed": sum(r.failed for r in reports),
         "duplicates": sum(s["duplicates"] for s in stats.values()),
         "wall_s": round(wall, 2),

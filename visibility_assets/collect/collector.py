@@ -56,6 +56,7 @@ class CollectionReport:
     wall_s: float = 0.0
     permitted_rps: float = 0.0
     breaker_open: str | None = None  # why the breaker stopped the platform, if it did
+    stored: int = 0  # answers in the journal after the run (set by callers that check it)
 
     @property
     def achieved_rps(self) -> float:
@@ -204,6 +205,10 @@ class _Run:
                 await asyncio.wait_for(self.done.wait(), self.settings.checkpoint_interval_s)
             except TimeoutError:
                 pass
-            attempts, outcomes = self.pending_attempts, self.pending_outcomes
-            self.pending_attempts, self.pending_outcomes = [], []
-            await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes)
+            await self._flush()
+        await self._flush()  # what finished while the last periodic flush was writing
+
+    async def _flush(self) -> None:
+        attempts, outcomes = self.pending_attempts, self.pending_outcomes
+        self.pending_attempts, self.pending_outcomes = [], []
+        await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes)

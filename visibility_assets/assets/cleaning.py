@@ -1,0 +1,122 @@
+"""brand_catalog and cleaned_samples: the analysis of raw answers, re-runnable at any time."""
+
+from datetime import UTC, date as Date, datetime
+
+import pyarrow as pa
+from dagster import (
+    AssetExecutionContext,
+    BackfillPolicy,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from ..analyze.analyzer import ANALYZER_VERSION
+from ..clean.samples import RawAnswer, SampleCleaner
+from ..partitions import daily_platform_partitions, split_partition_key
+from ..resources import VisibilityConfigResource
+from ..warehouse import WarehouseResource
+from .raw_responses import raw_ai_responses
+
+QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
+
+READ_RAW = """
+SELECT request_key, date, platform, question_id, question_text, category, round, answer_text
+FROM raw_ai_responses
+WHERE date BETWEEN $first AND $last AND list_contains($platforms, platform)
+ORDER BY date, platform, question_id, round
+"""
+CATALOG_TABLES = (
+    """CREATE TABLE IF NOT EXISTS brand_catalog (
+           brand VARCHAR, category VARCHAR, aliases VARCHAR[], exclude_contexts VARCHAR[],
+           domains VARCHAR[], config_version VARCHAR, loaded_at TIMESTAMPTZ)""",
+    """CREATE TABLE IF NOT EXISTS brand_catalog_versions (
+           config_version VARCHAR PRIMARY KEY, first_loaded_at TIMESTAMPTZ, brands_yaml VARCHAR)""",
+    "DELETE FROM brand_catalog",
+)
+
+
+@asset(
+    group_name="clean",
+    kinds={"duckdb", "yaml"},
+    description="brands.yaml loaded into the warehouse. Its data version is the hash of the file,"
+    " so an alias change shows in the lineage and marks cleaned samples stale.",
+)
+def brand_catalog(visibility_config: VisibilityConfigResource, warehouse: WarehouseResource) -> MaterializeResult:
+    catalog = visibility_config.load().catalog
+    now = datetime.now(UTC)
+    rows = pa.Table.from_pylist([
+        {"brand": b.name, "category": b.category, "aliases": list(b.aliases),
+         "exclude_contexts": list(b.exclude_contexts), "domains": list(b.domains),
+         "config_version": catalog.version, "loaded_at": now}
+        for b in catalog.brands
+    ])
+    with warehouse.transaction() as conn:
+        for statement in CATALOG_TABLES:
+            conn.execute(statement)
+        conn.from_arrow(rows).insert_into("brand_catalog")
+        conn.execute("INSERT INTO brand_catalog_versions VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                     [catalog.version, now, catalog.path.read_text(encoding="utf-8")])
+    return MaterializeResult(
+        data_version=DataVersion(catalog.version),
+        metadata={"config_version": catalog.version, "brands": len(catalog.brands),
+                  "aliases": sum(len(b.aliases) for b in catalog.brands),
+                  "categories": MetadataValue.json(list(catalog.categories))},
+    )
+
+
+@asset(
+    partitions_def=daily_platform_partitions,
+    deps=[raw_ai_responses, brand_catalog],
+    backfill_policy=BackfillPolicy.single_run(),
+    group_name="clean",
+    kinds={"duckdb", "python"},
+    description="One row per raw answer: validity and, per brand of its category, mentions, first"
+    " order, list rank and recommendation; with entity_matches (every alias hit, accepted or"
+    " rejected and why), sample_state_history and sample_quarantine. Never calls a platform.",
+)
+def cleaned_samples(
+    context: AssetExecutionContext,
+    visibility_config: VisibilityConfigResource,
+    warehouse: WarehouseResource,
+) -> MaterializeResult:
+    partitions = sorted({split_partition_key(key) for key in context.partition_keys})
+    catalog = visibility_config.load().catalog
+    answers = _read_answers(warehouse, partitions)
+    batch = SampleCleaner(catalog, context.run_id).clean(answers)
+    warehouse.replace_partitions(batch.tables(), partitions)
+
+    valid = sum(1 for s in batch.samples if s["valid"])
+    reasons: dict[str, int] = {}
+    for sample in batch.samples:
+        if not sample["valid"]:
+            reasons[sample["invalid_reason"]] = reasons.get(sample["invalid_reason"], 0) + 1
+    metadata = {
+        "partitions": len(partitions),
+        "samples": len(batch.samples),
+        "valid": valid,
+        "invalid_by_reason": MetadataValue.json(reasons),
+        "quarantined": len(batch.quarantine),
+        "alias_hits": len(batch.matches),
+        "accepted_mentions": sum(1 for m in batch.matches if m["accepted"]),
+        "analyzer_version": ANALYZER_VERSION,
+        "config_version": catalog.version,
+    }
+    share = len(batch.quarantine) / max(1, len(answers))
+    if share > QUARANTINE_SHARE_LIMIT:
+        first = batch.quarantine[0]["error"]
+        raise Failure(description=f"{len(batch.quarantine)} of {len(answers)} samples quarantined"
+                      f" ({share:.0%} > {QUARANTINE_SHARE_LIMIT:.0%}); first error: {first}", metadata=metadata)
+    return MaterializeResult(metadata=metadata)
+
+
+def _read_answers(warehouse: WarehouseResource, partitions: list[tuple[str, str]]) -> list[RawAnswer]:
+    wanted = {(Date.fromisoformat(d), p) for d, p in partitions}
+    with warehouse.get_connection() as conn:
+        if not conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'raw_ai_responses'").fetchone()[0]:
+            return []
+        rows = conn.execute(READ_RAW, {"first": min(d for d, _ in wanted), "last": max(d for d, _ in wanted),
+                                       "platforms": sorted({p for _, p in wanted})}).fetchall()
+    return [RawAnswer(*row) for row in rows if (row[1], row[2]) in wanted]

@@ -1,0 +1,169 @@
+"""Cleaning raw answers into samples: one row per answer, one per (answer, brand), one per
+alias hit with its verdict, the state history of each sample, and a quarantine for samples
+that cannot be analysed. Pure Python over rows; the asset reads and writes the warehouse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+
+from ..analyze.analyzer import ANALYZER_VERSION, Analysis, Analyzer
+from ..config import BrandCatalog
+
+# The life of a sample; each transition is a row of sample_state_history.
+PENDING, VALIDATING, VALID, INVALID, EXTRACTING, EXTRACTED, COMPLETED, FAILED = (
+    "pending", "validating", "valid", "invalid", "extracting", "extracted", "completed", "failed")
+EXCERPT_RADIUS = 20
+
+
+@dataclass
+class RawAnswer:
+    request_key: str
+    date: str
+    platform: str
+    question_id: str
+    question_text: str
+    category: str
+    round: int
+    answer_text: str
+
+
+@dataclass
+class CleanedBatch:
+    samples: list[dict] = field(default_factory=list)
+    brand_results: list[dict] = field(default_factory=list)
+    matches: list[dict] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
+    quarantine: list[dict] = field(default_factory=list)
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {name: pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+                for name, rows in (("cleaned_samples", self.samples),
+                                   ("sample_brand_results", self.brand_results),
+                                   ("entity_matches", self.matches),
+                                   ("sample_state_history", self.history),
+                                   ("sample_quarantine", self.quarantine))}
+
+
+_KEY = [("request_key", pa.string()), ("date", pa.date32()), ("platform", pa.string())]
+SCHEMAS = {
+    "cleaned_samples": pa.schema(_KEY + [
+        ("question_id", pa.string()), ("category", pa.string()), ("round", pa.int32()),
+        ("state", pa.string()), ("valid", pa.bool_()), ("invalid_reason", pa.string()),
+        ("brands_mentioned", pa.int32()), ("option_list_kind", pa.string()),
+        ("citations", pa.list_(pa.string())), ("has_citation", pa.bool_()),
+        ("analyzer_version", pa.string()), ("config_version", pa.string()), ("run_id", pa.string()),
+        ("cleaned_at", pa.timestamp("us", tz="UTC")),
+    ]),
+    "sample_brand_results": pa.schema(_KEY + [
+        ("category", pa.string()), ("brand", pa.string()), ("mentioned", pa.bool_()),
+        ("mention_count", pa.int32()), ("first_mention_order", pa.int32()), ("list_rank", pa.int32()),
+        ("recommended", pa.bool_()), ("cites_own_domain", pa.bool_()),
+    ]),
+    "entity_matches": pa.schema(_KEY + [
+        ("brand", pa.string()), ("brand_category", pa.string()), ("alias", pa.string()),
+        ("start_pos", pa.int32()), ("end_pos", pa.int32()), ("matched_text", pa.string()),
+        ("accepted", pa.bool_()), ("rule", pa.string()), ("excerpt", pa.string()),
+    ]),
+    "sample_state_history": pa.schema(_KEY + [
+        ("seq", pa.int32()), ("state", pa.string()), ("at", pa.timestamp("us", tz="UTC")),
+        ("run_id", pa.string()), ("detail", pa.string()),
+    ]),
+    "sample_quarantine": pa.schema(_KEY + [
+        ("run_id", pa.string()), ("error", pa.string()), ("at", pa.timestamp("us", tz="UTC")),
+    ]),
+}
+
+
+def _cites_domain(citations: list[str], domains: tuple[str, ...]) -> bool:
+    for url in citations:
+        host = (urlsplit(url).hostname or "").lower()
+        if any(host == d or host.endswith("." + d) for d in domains):
+            return True
+    return False
+
+
+class SampleCleaner:
+    def __init__(self, catalog: BrandCatalog, run_id: str):
+        self.catalog, self.run_id = catalog, run_id
+        self.analyzer = Analyzer(catalog)
+        self.domains = {b.name: tuple(d.lower() for d in b.domains) for b in catalog.brands}
+
+    def clean(self, answers: list[RawAnswer]) -> CleanedBatch:
+        batch = CleanedBatch()
+        for answer in answers:
+            history = _History(answer, self.run_id, batch.history)
+            history.move(PENDING)
+            try:
+                self._clean_one(answer, history, batch)
+            except Exception as exc:  # a sample that cannot be analysed must not sink the partition
+                history.move(FAILED, f"{type(exc).__name__}: {exc}")
+                batch.quarantine.append({**_key(answer), "run_id": self.run_id,
+                                         "error": f"{type(exc).__name__}: {exc}"[:1000], "at": _now()})
+        return batch
+
+    def _clean_one(self, answer: RawAnswer, history: _History, batch: CleanedBatch) -> None:
+        if answer.category not in self.catalog.categories:
+            raise ValueError(f"category {answer.category!r} is not in the brand catalog")
+        history.move(VALIDATING)
+        analysis = self.analyzer.analyze(answer.answer_text, answer.question_text, answer.category)
+        history.move(VALID if analysis.valid else INVALID, analysis.invalid_reason)
+        if analysis.valid:
+            history.move(EXTRACTING)
+            history.move(EXTRACTED, f"{len(analysis.mentioned)} brands")
+        batch.samples.append(self._sample_row(answer, analysis))
+        batch.brand_results.extend(self._brand_rows(answer, analysis))
+        batch.matches.extend(self._match_rows(answer, analysis))
+        history.move(COMPLETED)
+
+    def _sample_row(self, answer: RawAnswer, analysis: Analysis) -> dict:
+        return {**_key(answer), "question_id": answer.question_id, "category": answer.category,
+                "round": answer.round, "state": COMPLETED, "valid": analysis.valid,
+                "invalid_reason": analysis.invalid_reason, "brands_mentioned": len(analysis.mentioned),
+                "option_list_kind": analysis.option_list_kind, "citations": analysis.citations,
+                "has_citation": analysis.has_citation, "analyzer_version": ANALYZER_VERSION,
+                "config_version": self.catalog.version, "run_id": self.run_id, "cleaned_at": _now()}
+
+    def _brand_rows(self, answer: RawAnswer, analysis: Analysis) -> list[dict]:
+        rows = []
+        for name in analysis.category_brands:
+            result = analysis.brand(name)
+            rows.append({**_key(answer), "category": answer.category, "brand": name,
+                         "mentioned": result.mentioned, "mention_count": result.mention_count,
+                         "first_mention_order": result.first_mention_order, "list_rank": result.list_rank,
+                         "recommended": result.recommended,
+                         "cites_own_domain": result.mentioned and _cites_domain(analysis.citations, self.domains[name])})
+        return rows
+
+    @staticmethod
+    def _match_rows(answer: RawAnswer, analysis: Analysis) -> list[dict]:
+        text = answer.answer_text
+        rows = []
+        for hit, (start, end) in zip(analysis.hits, analysis.hit_spans):
+            rows.append({**_key(answer), "brand": hit.brand, "brand_category": hit.category, "alias": hit.alias,
+                         "start_pos": start, "end_pos": end, "matched_text": text[start:end],
+                         "accepted": hit.accepted, "rule": hit.rule,
+                         "excerpt": text[max(0, start - EXCERPT_RADIUS):end + EXCERPT_RADIUS]})
+        return rows
+
+
+class _History:
+    def __init__(self, answer: RawAnswer, run_id: str, sink: list[dict]):
+        self.key, self.run_id, self.sink, self.seq = _key(answer), run_id, sink, 0
+
+    def move(self, state: str, detail: str | None = None) -> None:
+        self.seq += 1
+        self.sink.append({**self.key, "seq": self.seq, "state": state, "at": _now(),
+                          "run_id": self.run_id, "detail": detail})
+
+
+def _key(answer: RawAnswer) -> dict:
+    return {"request_key": answer.request_key, "date": answer.date, "platform": answer.platform}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
