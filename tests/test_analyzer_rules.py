@@ -44,7 +44,7 @@ def test_full_width_and_case_are_folded():
 
 
 def test_latin_alias_must_not_touch_a_letter_but_may_touch_digits():
-    result = _run("The flaws of lawsuits aside, AWS2 and iPhone16 work.", "cloud")
+    result = _run("The flaws of lawsuits aside, I recommend AWS2 as the best cloud option.", "cloud", "best cloud?")
     assert result.brand("AWS").mention_count == 1
     assert [h.rule for h in result.hits if h.alias == "AWS"].count("boundary") == 2
     assert _count("iPhone16 是新款手机，适合推荐", "Apple", "phone") == 1
@@ -68,7 +68,7 @@ def test_exclude_contexts_inside_and_nearby():
     # 水果 within 12 characters rules out the first 苹果 only.
     assert _count("我爱吃苹果，这种水果很甜很甜，真的非常好吃；说到手机，推荐苹果。", "Apple", "phone", "买什么手机？") == 1
     assert _count("这是唯一加分项。", "一加", "phone", "手机推荐？") == 0
-    assert _count("I reject the notion that Notion is slow; Notion is a good pick.", "Notion", "crm",
+    assert _count("I reject the notion that Notion is slow; Notion is a good pick as a crm tool.", "Notion", "crm",
                   "best crm tool?") == 2
 
 

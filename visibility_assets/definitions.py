@@ -5,6 +5,7 @@ from dagster import Definitions
 from .assets.cleaning import brand_catalog, cleaned_samples
 from .assets.raw_responses import raw_ai_responses
 from .resources import CollectorResource, VisibilityConfigResource
+from .sql_models.assets import build_sql_assets
 from .warehouse import default_warehouse
 
 
@@ -16,4 +17,5 @@ def resources() -> dict:
     }
 
 
-defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples], resources=resources())
+defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets()],
+                   resources=resources())

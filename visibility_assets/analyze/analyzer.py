@@ -22,6 +22,11 @@ REFUSAL_TEXT = re.compile(
     r"i can't|i cannot|i can not|i'm unable|i am unable|i'm sorry|i am sorry|i won't be able|"
     r"unable to (?:help|assist|provide)|not able to (?:help|assist|provide)|can't (?:help|assist)|cannot (?:help|assist)"
 )
+STRONG_REFUSAL = re.compile(
+    r"无法回答|无法提供|不能回答|不能提供|无法协助|不便|can't help|cannot help|can not help|can't assist|"
+    r"cannot assist|unable to (?:help|assist|provide)|not able to (?:help|assist|provide)"
+)
+GOES_ON = re.compile(r"但可以|但是可以|不过可以|以下|下面|如下|however|but here|here's|here is|that said", re.I)
 ERROR_TEXT = re.compile(
     r"服务器繁忙|服务繁忙|系统繁忙|请稍后再试|请稍后重试|网络错误|网络异常|系统错误|服务异常|内部错误|请求过于频繁|请求失败|"
     r"rate limit|too many requests|internal server error|server error|service unavailable|bad gateway|"
@@ -39,7 +44,16 @@ NEGATIVE_CUES_AFTER = (
 NEGATIVE_BEFORE = re.compile(NEGATIVE_CUES_BEFORE)
 NEGATIVE_AFTER = re.compile(r"^\s*(?:则|就|并|也|目前|暂时)?(?:" + NEGATIVE_CUES_AFTER + ")")
 ANY_NEGATIVE = re.compile(NEGATIVE_CUES_BEFORE + "|" + NEGATIVE_CUES_AFTER)
-CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. ")
+# Clause ends: sentence punctuation, and a comma next to Chinese text (NFKC made ， a ","),
+# but not the commas of an English enumeration ("avoid AWS, Azure and GCP").
+CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. |,(?=\s*[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]),")
+SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
+NEGATIVE_IN_CLAUSE_AFTER = re.compile(
+    r"不推荐|不建议|不太推荐|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
+    r"isn't recommended|is best avoided|not recommended")
+# A clause with no brand that closes a sentence by advising against what it named before.
+DANGLING_NEGATIVE = re.compile(
+    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议)(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买))?\s*$")
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 URL_IN_ORIGINAL = re.compile(r"https?://[^\s<>\"'\]\)）】」》，。；、]+")
 URL_TRAILING_PUNCTUATION = ".,;:!?)]}>'\"，。；：！？）】》」"
@@ -56,7 +70,7 @@ STOPWORDS = frozenset(
     "the and for with which what best how are is you your who does that this from into about can "
     "should would most more than good better recommend recommended compare vs between".split()
 )
-NEGATIVE_WINDOW = 24
+NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
 
 
@@ -105,10 +119,8 @@ class Analyzer:
         self.catalog = catalog
         self.matcher = AliasMatcher(catalog)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
-        self.category_terms = {
-            c: frozenset(a.casefold() for b in catalog.for_category(c) for a in b.aliases)
-            for c in catalog.categories
-        }
+        self.all_aliases = frozenset(normalize(a).text for b in catalog.brands for a in b.aliases)
+        self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
         category_brands = self.brand_names.get(category, ())
@@ -120,7 +132,9 @@ class Analyzer:
         accepted = [h for h in hits if h.accepted]
         spans = [normalized.original_span(h.start, h.end) for h in hits]
 
-        reason = self._invalid_reason(text, scope, question, accepted)
+        body = strip_scope(text, scope)
+        structure = self._primary_list(body, accepted) if accepted else None
+        reason = self._invalid_reason(text, scope, question, accepted, structure is not None)
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
@@ -132,8 +146,6 @@ class Analyzer:
                 result = brands[hit.brand] = BrandResult(True, 0, len(brands) + 1)
             result.mention_count += 1
 
-        body = strip_scope(text, scope)
-        structure = self._primary_list(body, accepted) if accepted else None
         if structure:
             self._rank(structure, body, accepted, brands)
         advised = {h.brand for h in accepted if _advised_against(body, h)} if ANY_NEGATIVE.search(body) else set()
@@ -148,27 +160,47 @@ class Analyzer:
 
     # --- validity ---------------------------------------------------------------------
 
-    def _invalid_reason(self, text: str, scope, question: str, accepted: list[AliasHit]) -> str | None:
+    def _invalid_reason(self, text: str, scope, question: str, accepted: list[AliasHit],
+                        offers_brands: bool) -> str | None:
         body = THINK.sub(" ", text).strip() if scope.think else text.strip()
         if not body:
             return EMPTY
         opening = body[:120]
         if len(body) < LONG_ANSWER and ERROR_TEXT.search(body) and not accepted:
             return ERROR
-        if REFUSAL_TEXT.search(opening) and not accepted and len(body) < LONG_ANSWER * 2:
-            return REFUSAL
-        if not accepted and not self._on_topic(body, question):
+        if REFUSAL_TEXT.search(opening):
+            # A short answer that declines, even naming brands ("I can't help with X's ..."), is a
+            # refusal; "抱歉，我无法提供实时报价，但可以…" goes on to answer and is not.
+            declines = STRONG_REFUSAL.search(opening) and len(body) < LONG_ANSWER and not GOES_ON.search(body)
+            if declines or (not accepted and len(body) < LONG_ANSWER * 2):
+                return REFUSAL
+        if not offers_brands and not self._on_topic(body, question, bool(accepted)):
             return IRRELEVANT
         return None
 
-    @staticmethod
-    def _on_topic(body: str, question: str) -> bool:
-        """Shares enough of the question's terms, or weighs options as an answer would."""
+    def _on_topic(self, body: str, question: str, names_brands: bool) -> bool:
+        """Shares enough of the question's terms, or weighs options as an answer would. An
+        answer that names brands is off topic only when it shares no term but the brand
+        names (a 小米粥 recipe for a phone question) and weighs nothing."""
         terms = _question_terms(question)
+        advice = len(set(ADVICE_TERMS.findall(body)))
+        if names_brands:
+            return advice > 0 or any(t in body for t in self._terms_beyond_brands(terms))
         found = sum(1 for t in terms if t in body)
         if terms and found >= max(1, round(len(terms) * 0.15)):
             return True
-        return len(set(ADVICE_TERMS.findall(body))) >= MIN_ADVICE_TERMS
+        return advice >= MIN_ADVICE_TERMS
+
+    def _terms_beyond_brands(self, terms: frozenset[str]) -> frozenset[str]:
+        """The question's terms that are not part of a brand name (cached per question)."""
+        cached = self._beyond_brands.get(terms)
+        if cached is None:
+            cached = frozenset(t for t in terms if not self._alias_automaton_hits(t))
+            self._beyond_brands[terms] = cached
+        return cached
+
+    def _alias_automaton_hits(self, term: str) -> bool:
+        return any(term in alias for alias in self.all_aliases)
 
     # --- lists and recommendation -------------------------------------------------------
 
@@ -196,28 +228,51 @@ def _question_terms(question: str) -> frozenset[str]:
 
 
 def _option_of(body: str, item, accepted: list[AliasHit]) -> str | None:
-    """The brand an item offers: the first brand of its lead, when the lead opens with it
-    ("阿里云：…", "AWS 与 Azure"); "与钉钉定位相近" or "Similar to AWS" offer no brand."""
+    """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
+    heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
+    "与钉钉定位相近" or "Similar to AWS" offer no brand."""
     for hit in accepted:
         if hit.start >= item.lead_end:
             return None
         if hit.start >= item.lead_start:
+            if item.titled:
+                return hit.brand
             opening = body[item.lead_start:hit.start]
             return hit.brand if not any(c.isalnum() for c in opening) else None
     return None
 
 
 def _advised_against(body: str, hit: AliasHit) -> bool:
-    before = body[max(0, hit.start - NEGATIVE_WINDOW):hit.start]
-    cut = None
-    for cut in CLAUSE_END.finditer(before):
-        pass
-    if cut:
-        before = before[cut.end():]
-    if NEGATIVE_BEFORE.search(before):
+    """The answer advises against the brand in the clause that names it ("不推荐 X",
+    "X 这个阶段 skip 就好", "I'd skip brands like X"), or in a brand-less clause that closes
+    the same sentence ("X 不符合要求，请避免选择。")."""
+    start = _clause_start(body, hit.start)
+    if NEGATIVE_BEFORE.search(body, start, hit.start):
         return True
-    after = body[hit.end:hit.end + NEGATIVE_WINDOW]
-    return bool(NEGATIVE_AFTER.match(after))
+    end = _clause_end(body, hit.end)
+    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end):
+        return True
+    sentence_end = SENTENCE_END.search(body, hit.end)
+    stop = sentence_end.start() if sentence_end else len(body)
+    while end < stop:
+        following = _clause_end(body, end + 1)
+        if DANGLING_NEGATIVE.match(body[end + 1:following]):
+            return True
+        end = following
+    return False
+
+
+def _clause_start(body: str, position: int) -> int:
+    start = max(0, position - NEGATIVE_WINDOW)
+    last = None
+    for last in CLAUSE_END.finditer(body, start, position):
+        pass
+    return last.end() if last else start
+
+
+def _clause_end(body: str, position: int) -> int:
+    found = CLAUSE_END.search(body, position)
+    return found.start() if found else len(body)
 
 
 def _citations(text: str) -> list[str]:

@@ -59,6 +59,9 @@ class ExcludeContext:
         return bool(self.alias_offsets)
 
 
+ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 def _is_ascii_letter(char: str) -> bool:
     return ("a" <= char <= "z") or ("A" <= char <= "Z")
 
@@ -91,13 +94,15 @@ class AliasMatcher:
     def hits(self, text: str, category: str, scope: Scope) -> list[AliasHit]:
         """Every alias occurrence with its verdict, in text order."""
         candidates: list[AliasHit] = []
+        size = len(text)
+        reason_at = scope.reason_at
         for end_index, (length, entries) in self.automaton.iter(text):
             start, end = end_index - length + 1, end_index + 1
-            rule = scope.reason_at(start, end)
+            rule = reason_at(start, end)
             first = entries[0]
             if rule is None and (
-                (first.latin_start and start > 0 and _is_ascii_letter(text[start - 1]))
-                or (first.latin_end and end < len(text) and _is_ascii_letter(text[end]))
+                (first.latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
+                or (first.latin_end and end < size and text[end] in ASCII_LETTERS)
             ):
                 rule = "boundary"
             for entry in entries:

@@ -29,6 +29,7 @@ SECTION_TITLE = re.compile(
 class Item:
     lead_start: int
     lead_end: int
+    titled: bool = True  # the lead is a title (bold, heading, table cell), not a sentence's start
 
 
 @dataclass
@@ -50,7 +51,21 @@ def _lead(line: str, offset: int, content_start: int) -> Item:
             return Item(offset + content_start + 2, offset + content_start + close)
     match = LEAD_END.search(rest)
     end = match.start() if match and match.start() > 0 else len(rest)
-    return Item(offset + content_start, offset + content_start + end)
+    return Item(offset + content_start, offset + content_start + end, titled=False)
+
+
+RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?\d{1,2}\.?\s*$")
+
+
+def _option_cell(line: str, offset: int) -> Item:
+    """The first cell of a table row, or the next one when the first only holds a rank number."""
+    cells, position = [], line.index("|") + 1
+    for cell in line[position:].split("|"):
+        cells.append((position, cell))
+        position += len(cell) + 1
+    start, cell = cells[1] if len(cells) > 2 and RANK_CELL.match(cells[0][1]) else cells[0]
+    begin = start + len(cell) - len(cell.lstrip())
+    return Item(offset + begin, offset + start + len(cell.rstrip()))
 
 
 def find_structures(body: str) -> list[Structure]:
@@ -82,8 +97,7 @@ def find_structures(body: str) -> list[Structure]:
             elif TABLE_SEPARATOR.match(line):
                 table_seen_separator = True
             elif table_seen_separator:
-                cell_start = line.index("|") + 1
-                table.items.append(_lead(line, line_offset, cell_start + (len(line[cell_start:]) - len(line[cell_start:].lstrip()))))
+                table.items.append(_option_cell(line, line_offset))
             continue
         heading = HEADING.match(line)
         if heading:

@@ -145,8 +145,11 @@ def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) ->
 
 def strip_scope(text: str, scope: Scope) -> str:
     """The body with out-of-scope spans blanked (same length, so positions stay valid)."""
-    chars = list(text[: scope.body_end])
-    for s, e, _ in scope.excluded:
-        for i in range(s, min(e, len(chars))):
-            chars[i] = " "
-    return "".join(chars) + " " * (len(text) - scope.body_end)
+    pieces, position = [], 0
+    for s, e, _ in sorted(scope.excluded):
+        s, e = max(s, position), min(e, scope.body_end)
+        if s < e:
+            pieces += [text[position:s], " " * (e - s)]
+            position = e
+    pieces += [text[position:scope.body_end], " " * (len(text) - max(position, scope.body_end))]
+    return "".join(pieces)

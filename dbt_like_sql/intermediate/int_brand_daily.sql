@@ -1,0 +1,22 @@
+-- kind: incremental
+-- grain: date, platform, category, brand
+-- Counts per partition and brand over the answers to questions of the brand's category.
+SELECT
+    date,
+    platform,
+    category,
+    brand,
+    count(*) AS answers,
+    count(*) FILTER (WHERE valid) AS valid_answers,
+    count(*) FILTER (WHERE mentioned) AS mentioned_answers,
+    count(*) FILTER (WHERE list_rank IS NOT NULL) AS listed_answers,
+    avg(list_rank) AS avg_list_rank,
+    count(*) FILTER (WHERE list_rank = 1) AS top1_answers,
+    count(*) FILTER (WHERE list_rank <= 3) AS top3_answers,
+    count(*) FILTER (WHERE recommended) AS recommended_answers,
+    count(*) FILTER (WHERE recommended = false) AS negative_answers,
+    count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
+    count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers
+FROM {{ ref('stg_brand_results') }}
+WHERE date = $date AND platform = $platform
+GROUP BY date, platform, category, brand

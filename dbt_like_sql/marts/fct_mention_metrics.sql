@@ -1,0 +1,52 @@
+-- kind: incremental
+-- grain: date, platform, category, brand
+-- The metrics of CONTRACTS section 4, over valid answers, with 95% Wilson intervals.
+-- share_of_voice compares a brand with the other tracked brands of its category.
+WITH daily AS (
+    SELECT * FROM {{ ref('int_brand_daily') }}
+    WHERE date = $date AND platform = $platform
+),
+category_voice AS (
+    SELECT date, platform, category, sum(mentioned_answers) AS category_mentions
+    FROM daily
+    GROUP BY date, platform, category
+),
+lineage AS (
+    SELECT date, platform,
+           max(config_version) AS config_version,
+           max(analyzer_version) AS analyzer_version,
+           max(samples_run_id) AS samples_run_id
+    FROM {{ ref('stg_samples') }}
+    WHERE date = $date AND platform = $platform
+    GROUP BY date, platform
+),
+rates AS (
+    SELECT d.*, c.category_mentions
+    FROM daily AS d
+    JOIN category_voice AS c USING (date, platform, category)
+)
+SELECT
+    date,
+    platform,
+    category,
+    brand,
+    answers,
+    valid_answers,
+    mentioned_answers,
+    CASE WHEN valid_answers > 0 THEN mentioned_answers / valid_answers END AS mention_rate,
+    wilson_low(mentioned_answers, valid_answers) AS mention_rate_low,
+    wilson_high(mentioned_answers, valid_answers) AS mention_rate_high,
+    CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
+    avg_list_rank,
+    CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
+    CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
+    CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
+    CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
+    CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
+    CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
+    l.config_version,
+    l.analyzer_version,
+    l.samples_run_id,
+    $run_id AS run_id
+FROM rates
+JOIN lineage AS l USING (date, platform)

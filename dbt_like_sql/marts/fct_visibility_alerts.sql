@@ -1,0 +1,80 @@
+-- kind: incremental
+-- grain: date, platform, kind, category, subject
+-- A brand's mention rate, or a platform's refusal or error share, against its trailing
+-- 7-day baseline: an alert when the two-proportion test gives p < 0.01 (|z| >= 2.576)
+-- and the baseline holds at least 3 days.
+WITH mention_today AS (
+    SELECT platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
+    FROM {{ ref('fct_mention_metrics') }}
+    WHERE date = $date AND platform = $platform AND valid_answers > 0
+),
+mention_baseline AS (
+    SELECT platform, category, brand AS subject, sum(mentioned_answers) AS x0, sum(valid_answers) AS n0,
+           count(DISTINCT date) AS baseline_days
+    FROM {{ ref('fct_mention_metrics') }}
+    WHERE platform = $platform
+      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    GROUP BY ALL
+),
+invalid_today AS (
+    SELECT platform, reason, answers, sum(answers) OVER () AS total
+    FROM {{ ref('fct_invalid_answers') }}
+    WHERE date = $date AND platform = $platform
+),
+invalid_baseline AS (
+    SELECT platform, reason, sum(answers) AS answers
+    FROM {{ ref('fct_invalid_answers') }}
+    WHERE platform = $platform
+      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    GROUP BY ALL
+),
+invalid_baseline_total AS (
+    SELECT platform, sum(answers) AS total, count(DISTINCT date) AS baseline_days
+    FROM {{ ref('fct_invalid_answers') }}
+    WHERE platform = $platform
+      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    GROUP BY ALL
+),
+shares AS (
+    SELECT t.platform, NULL AS category, t.reason AS subject, t.answers AS x1, t.total AS n1,
+           coalesce(b.answers, 0) AS x0, bt.total AS n0, bt.baseline_days
+    FROM invalid_today AS t
+    JOIN invalid_baseline_total AS bt USING (platform)
+    LEFT JOIN invalid_baseline AS b USING (platform, reason)
+    WHERE t.reason IN ('refusal', 'error')
+),
+candidates AS (
+    SELECT 'mention_rate' AS kind, t.platform, t.category, t.subject, t.x1, t.n1, b.x0, b.n0, b.baseline_days
+    FROM mention_today AS t
+    JOIN mention_baseline AS b USING (platform, category, subject)
+    UNION ALL
+    SELECT subject || '_share', platform, category, subject, x1, n1, x0, n0, baseline_days
+    FROM shares
+),
+tested AS (
+    SELECT *, two_proportion_z(x1, n1, x0, n0) AS z
+    FROM candidates
+    WHERE n0 > 0 AND baseline_days >= 3
+)
+SELECT
+    CAST($date AS DATE) AS date,
+    platform,
+    kind,
+    category,
+    subject,
+    CASE WHEN z > 0 THEN 'up' ELSE 'down' END AS direction,
+    x1 / n1 AS rate,
+    wilson_low(x1, n1) AS rate_low,
+    wilson_high(x1, n1) AS rate_high,
+    x0 / n0 AS baseline_rate,
+    wilson_low(x0, n0) AS baseline_low,
+    wilson_high(x0, n0) AS baseline_high,
+    x1 / n1 - x0 / n0 AS change,
+    z,
+    normal_two_sided_p(z) AS p_value,
+    n1 AS answers,
+    n0 AS baseline_answers,
+    baseline_days,
+    $run_id AS run_id
+FROM tested
+WHERE abs(z) >= 2.5758293035489

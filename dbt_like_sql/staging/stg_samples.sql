@@ -1,0 +1,18 @@
+-- kind: view
+-- grain: request_key
+-- One row per cleaned answer, with the question's category and its validity.
+SELECT
+    request_key,
+    date,
+    platform,
+    question_id,
+    category,
+    round,
+    valid,
+    invalid_reason,
+    has_citation,
+    citations,
+    analyzer_version,
+    config_version,
+    run_id AS samples_run_id
+FROM {{ ref('cleaned_samples') }}

@@ -1,0 +1,58 @@
+"""Every SQL model becomes a Dagster asset, every YAML test an asset check on it."""
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetKey,
+    BackfillPolicy,
+    MaterializeResult,
+    asset,
+)
+
+from ..partitions import daily_platform_partitions, split_partition_key
+from ..warehouse import WarehouseResource
+from .project import Model, SqlProject, load_project
+from .runner import build_model, create_macros, failing_rows
+
+
+def build_model_asset(project: SqlProject, model: Model):
+    check_specs = [
+        AssetCheckSpec(name=test.name, asset=model.name, description=f"{test.kind}: "
+                       + (test.expression or ", ".join(test.columns) + (f" in {list(test.values)}" if test.values else "")))
+        for test in model.tests
+    ]
+
+    @asset(
+        name=model.name,
+        deps=[AssetKey(name) for name in project.upstream_assets(model)],
+        partitions_def=daily_platform_partitions if model.partitioned else None,
+        backfill_policy=BackfillPolicy.single_run() if model.partitioned else None,
+        check_specs=check_specs,
+        group_name=model.layer,
+        kinds={"duckdb", "sql"},
+        description=f"{model.kind} model {model.path.relative_to(project.root)}; grain: {', '.join(model.grain)}",
+    )
+    def _model_asset(context: AssetExecutionContext, warehouse: WarehouseResource):
+        partitions = None
+        if model.partitioned:
+            partitions = sorted({split_partition_key(key) for key in context.partition_keys})
+        with warehouse.transaction() as conn:
+            create_macros(conn, project)
+            rows = build_model(conn, model, partitions or [], context.run_id)
+            failures = {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+        yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
+                                          "partitions": len(partitions or [])})
+        for test in model.tests:
+            yield AssetCheckResult(
+                check_name=test.name, passed=failures[test.name] == 0, severity=AssetCheckSeverity.ERROR,
+                metadata={"failing_rows": failures[test.name]},
+            )
+
+    return _model_asset
+
+
+def build_sql_assets(project: SqlProject | None = None) -> list:
+    project = project or load_project()
+    return [build_model_asset(project, model) for model in project.models.values()]
