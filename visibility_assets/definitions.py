@@ -4,6 +4,7 @@ from dagster import Definitions
 
 from .assets.cleaning import brand_catalog, cleaned_samples
 from .assets.raw_responses import raw_ai_responses
+from .assets.report import visibility_report
 from .resources import CollectorResource, VisibilityConfigResource
 from .sql_models.assets import build_sql_assets
 from .warehouse import default_warehouse
@@ -17,5 +18,6 @@ def resources() -> dict:
     }
 
 
-defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets()],
+defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets(),
+                           visibility_report],
                    resources=resources())

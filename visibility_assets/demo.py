@@ -9,6 +9,7 @@ from datetime import date as Date, timedelta
 from dagster import materialize
 
 from .assets.cleaning import brand_catalog
+from .assets.report import visibility_report
 from .config import VisibilityConfig
 from .definitions import defs, resources
 from .instance import get_instance
@@ -57,8 +58,14 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
             runs += materialize_partitions(keys, run_config=QUIET_RUN, selection=PARTITION_RUN_SELECTION,
                                            on_done=lambda run: _progress(run, out))
     print_summary(runs, out)
+    report = materialize([visibility_report], instance=instance, resources=resources(), run_config=QUIET_RUN,
+                         raise_on_error=False)
+    report_path = None
+    if report.success:
+        report_path = report.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
     print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
-    return 0 if all(r.success for r in runs) else 1
+    print(f"report: {report_path or 'FAILED'}", file=out)
+    return 0 if report.success and all(r.success for r in runs) else 1
 
 
 def _progress(run: PartitionRun, out) -> None:

@@ -1,0 +1,126 @@
+"""The daily report: one static HTML file a brand manager can open without a server."""
+
+from __future__ import annotations
+
+from datetime import date as Date, timedelta
+from html import escape
+
+import duckdb
+
+from .charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
+
+TREND_DAYS = 30
+ALERT_DAYS = 7
+
+STYLE = """
+body { font-family: -apple-system, "Segoe UI", "PingFang SC", "Noto Sans CJK SC", sans-serif; margin: 24px;
+       color: #111827; max-width: 1100px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #e5e7eb; }
+h3 { font-size: 15px; margin-bottom: 4px; } .note { color: #4b5563; font-size: 13px; }
+table { border-collapse: collapse; font-size: 13px; } td, th { border: 1px solid #e5e7eb; padding: 4px 8px; }
+th { background: #f9fafb; text-align: left; } .up { color: #16a34a; } .down { color: #dc2626; }
+"""
+
+
+def latest_date(conn: duckdb.DuckDBPyConnection) -> Date | None:
+    return conn.execute("SELECT max(date) FROM mention_metrics").fetchone()[0]
+
+
+def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
+    platforms = [p for (p,) in conn.execute(
+        "SELECT DISTINCT platform FROM mention_metrics WHERE date = ? ORDER BY platform", [day]).fetchall()]
+    categories = [c for (c,) in conn.execute(
+        "SELECT DISTINCT category FROM mention_metrics WHERE date = ? ORDER BY category", [day]).fetchall()]
+    versions = conn.execute("SELECT DISTINCT config_version, analyzer_version FROM mention_metrics WHERE date = ?",
+                            [day]).fetchall()
+    sections = [
+        f"<h1>AI visibility report — {day.isoformat()}</h1>",
+        f'<p class="note">{len(platforms)} platforms, {len(categories)} categories. Every rate is over valid answers'
+        " and shown with its 95% Wilson interval. Share of voice compares a brand with the other tracked brands of"
+        " its category (the comparison set is the category). Config/analyzer versions: "
+        + escape(", ".join(f"{c} / {a}" for c, a in versions)) + "</p>",
+        "<h2>Mention rate per platform</h2>",
+        '<p class="note">Dot: the share of valid answers that name the brand; bar: 95% interval. Overlapping bars'
+        " mean the platforms cannot be told apart on this day's sample.</p>",
+    ]
+    for category in categories:
+        sections += [f"<h3>{escape(category)}</h3>", _mention_chart(conn, day, category, platforms)]
+    sections.append("<h2>Share of voice per category</h2>")
+    for category in categories:
+        sections += [f"<h3>{escape(category)}</h3>", _share_chart(conn, day, category)]
+    sections.append(f"<h2>Trend: mention rate over {TREND_DAYS} days (all platforms pooled)</h2>")
+    for category in categories:
+        sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
+    sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
+                 "<h2>Invalid answers per platform</h2>",
+                 '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant.</p>',
+                 _invalid_chart(conn, day)]
+    return (f"<!DOCTYPE html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>AI visibility {day}</title>"
+            f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
+
+
+def _mention_chart(conn, day: Date, category: str, platforms: list[str]) -> str:
+    rows = conn.execute(
+        """SELECT brand, platform, mention_rate, mention_rate_low, mention_rate_high
+           FROM mention_metrics WHERE date = ? AND category = ? ORDER BY brand, platform""", [day, category]).fetchall()
+    by_brand: dict[str, dict] = {}
+    for brand, platform, rate, low, high in rows:
+        by_brand.setdefault(brand, {})[platform] = (rate, low, high)
+    ordered = sorted(by_brand, key=lambda b: -sum((v[0] or 0) for v in by_brand[b].values()))
+    return interval_chart([{"label": b, "points": by_brand[b]} for b in ordered], platforms,
+                          f"mention rate per platform, {category}")
+
+
+def _share_chart(conn, day: Date, category: str) -> str:
+    rows = conn.execute(
+        """SELECT platform, brand, share_of_voice FROM mention_metrics
+           WHERE date = ? AND category = ? ORDER BY platform, brand""", [day, category]).fetchall()
+    brands = sorted({b for _, b, _ in rows})
+    by_platform: dict[str, dict] = {}
+    for platform, brand, share in rows:
+        by_platform.setdefault(platform, {})[brand] = share
+    return stacked_bars([{"label": p, "values": v} for p, v in by_platform.items()], brands,
+                        f"share of voice, {category}")
+
+
+def _trend_chart(conn, day: Date, category: str) -> str:
+    start = day - timedelta(days=TREND_DAYS - 1)
+    rows = conn.execute(
+        """SELECT date, brand, sum(mentioned_answers) / nullif(sum(valid_answers), 0)
+           FROM mention_metrics WHERE category = ? AND date BETWEEN ? AND ?
+           GROUP BY date, brand ORDER BY date""", [category, start, day]).fetchall()
+    dates = [(start + timedelta(days=i)).isoformat() for i in range(TREND_DAYS)]
+    index = {d: i for i, d in enumerate(dates)}
+    lines: dict[str, list] = {}
+    for date, brand, rate in rows:
+        lines.setdefault(brand, [None] * TREND_DAYS)[index[date.isoformat()]] = rate
+    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend, {category}")
+
+
+def _alerts_table(conn, day: Date) -> str:
+    rows = conn.execute(
+        """SELECT date, platform, kind, coalesce(category, ''), subject, direction, rate, rate_low, rate_high,
+                  baseline_rate, baseline_low, baseline_high, p_value
+           FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, p_value""",
+        [day - timedelta(days=ALERT_DAYS - 1), day]).fetchall()
+    if not rows:
+        return ('<p class="note">No alerts: no brand or platform moved against its 7-day baseline by more than'
+                " chance explains (two-proportion test, p &lt; 0.01).</p>")
+    head = ("<tr><th>date</th><th>platform</th><th>what</th><th>category</th><th>subject</th><th>change</th>"
+            "<th>now (95% CI)</th><th>7-day baseline (95% CI)</th><th>p</th></tr>")
+    body = "".join(
+        f"<tr><td>{d}</td><td>{escape(p)}</td><td>{escape(k)}</td><td>{escape(c)}</td><td>{escape(s)}</td>"
+        f'<td class="{direction}">{"▲" if direction == "up" else "▼"} {rate - base:+.0%}</td>'
+        f"<td>{rate:.0%} ({lo:.0%}-{hi:.0%})</td><td>{base:.0%} ({blo:.0%}-{bhi:.0%})</td><td>{pv:.1e}</td></tr>"
+        for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv in rows)
+    return f"<table>{head}{body}</table>"
+
+
+def _invalid_chart(conn, day: Date) -> str:
+    rows = conn.execute("SELECT platform, reason, share FROM fct_invalid_answers WHERE date = ? AND reason <> 'valid'"
+                        " ORDER BY platform", [day]).fetchall()
+    by_platform: dict[str, dict] = {}
+    for platform, reason, share in rows:
+        by_platform.setdefault(platform, {})[reason] = share
+    return stacked_bars([{"label": p, "values": v} for p, v in sorted(by_platform.items())],
+                        list(REASON_COLOURS), "invalid answers per platform", REASON_COLOURS)
