@@ -154,7 +154,7 @@ class WarehouseResource(DuckDBResource):
                 if name not in existing:
                     conn.from_arrow(table.slice(0, 0)).create(name)
                 for date, platform in partitions:
-                    conn.execute(DELETE_PARTITION[name], {"date": date, "platform": platform})
+                    conn.execute(DELETE_PARTITION[name], {"date": date, "platform": platform}).fetchall()
                 if table.num_rows:
                     conn.from_arrow(table).insert_into(name)
 

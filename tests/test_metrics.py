@@ -1,0 +1,163 @@
+"""The SQL models on a partition built by hand, checked against values computed here."""
+
+import math
+import shutil
+from datetime import date
+
+import duckdb
+import pyarrow as pa
+import pytest
+from dagster import materialize
+
+from visibility_assets.clean.samples import SCHEMAS
+from visibility_assets.definitions import resources
+from visibility_assets.instance import get_instance
+from visibility_assets.partitions import partition_key
+from visibility_assets.paths import warehouse_path
+from visibility_assets.sql_models.assets import build_sql_assets
+from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
+
+DAY = date(2026, 11, 10)
+MODELS = build_sql_assets()
+METRIC_COLUMNS = ("answers, valid_answers, mentioned_answers, mention_rate, mention_rate_low, mention_rate_high,"
+                  " share_of_voice, avg_list_rank, top1_rate, top3_rate, recommend_rate, negative_rate,"
+                  " citation_rate, own_domain_citation_rate, config_version, analyzer_version")
+
+# (valid, invalid_reason, has_citation, {brand: (mentioned, list_rank, recommended, cites_own_domain)})
+ANSWERS = [
+    (True, None, True, {"A": (True, 1, True, True), "B": (True, 2, True, False)}),
+    (True, None, False, {"A": (True, 3, True, False)}),
+    (True, None, True, {"B": (True, 1, True, False), "C": (True, None, False, False)}),
+    (True, None, False, {"A": (True, None, False, False)}),
+    (True, None, False, {}),
+    (False, "refusal", False, {}),
+]
+
+
+def wilson(x, n, z=1.959963984540054):
+    p = x / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def _write_partition(platform="deepseek", answers=ANSWERS):
+    samples, results = [], []
+    for i, (valid, reason, cited, brands) in enumerate(answers):
+        key = f"{platform}-{i}"
+        samples.append({"request_key": key, "date": DAY, "platform": platform, "question_id": f"q{i}",
+                        "category": "cat", "round": 1, "state": "completed", "valid": valid, "invalid_reason": reason,
+                        "brands_mentioned": len(brands), "option_list_kind": None,
+                        "citations": ["https://x.test"] if cited else [], "has_citation": cited,
+                        "analyzer_version": "1.0.0", "config_version": "cfg1", "run_id": "clean-run", "cleaned_at": None})
+        for brand in "ABC":
+            mentioned, rank, recommended, own = brands.get(brand, (False, None, None, False))
+            results.append({"request_key": key, "date": DAY, "platform": platform, "category": "cat", "brand": brand,
+                            "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
+                            "list_rank": rank, "recommended": recommended, "cites_own_domain": own})
+    warehouse_path().parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(warehouse_path())) as conn:
+        for name, rows in (("cleaned_samples", samples), ("sample_brand_results", results)):
+            table = pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+            exists = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0]
+            if not exists:
+                conn.from_arrow(table.slice(0, 0)).create(name)
+            conn.execute("DELETE FROM " + name + " WHERE platform = ?", [platform]).fetchall()
+            conn.from_arrow(table).insert_into(name)
+
+
+def _materialize(platform="deepseek", assets=MODELS):
+    return materialize(assets, partition_key=partition_key(DAY.isoformat(), platform), instance=get_instance(),
+                       resources=resources(), raise_on_error=False)
+
+
+def _metrics():
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        rows = conn.execute("SELECT brand, " + METRIC_COLUMNS + " FROM mention_metrics ORDER BY brand").fetchall()
+    names = ["brand"] + [c.strip() for c in METRIC_COLUMNS.split(",")]
+    return {row[0]: dict(zip(names, row)) for row in rows}
+
+
+def test_every_metric_column_matches_an_independent_computation(visibility_home):
+    _write_partition()
+    assert _materialize().success
+    metrics = _metrics()
+    valid, mentions = 5, {"A": 3, "B": 2, "C": 1}
+    for brand, x in mentions.items():
+        row = metrics[brand]
+        low, high = wilson(x, valid)
+        assert (row["answers"], row["valid_answers"], row["mentioned_answers"]) == (6, valid, x)
+        assert row["mention_rate"] == pytest.approx(x / valid)
+        assert row["mention_rate_low"] == pytest.approx(low)
+        assert row["mention_rate_high"] == pytest.approx(high)
+        assert row["share_of_voice"] == pytest.approx(x / sum(mentions.values()))
+        assert (row["config_version"], row["analyzer_version"]) == ("cfg1", "1.0.0")
+    a, b, c = metrics["A"], metrics["B"], metrics["C"]
+    assert a["avg_list_rank"] == pytest.approx(2.0) and b["avg_list_rank"] == pytest.approx(1.5)
+    assert c["avg_list_rank"] is None
+    assert (a["top1_rate"], a["top3_rate"]) == (pytest.approx(1 / 5), pytest.approx(2 / 5))
+    assert (b["top1_rate"], b["top3_rate"]) == (pytest.approx(1 / 5), pytest.approx(2 / 5))
+    assert (a["recommend_rate"], a["negative_rate"]) == (pytest.approx(2 / 5), pytest.approx(1 / 5))
+    assert (c["recommend_rate"], c["negative_rate"]) == (0.0, pytest.approx(1 / 5))
+    assert a["citation_rate"] == pytest.approx(1 / 3) and b["citation_rate"] == pytest.approx(2 / 2)
+    assert a["own_domain_citation_rate"] == pytest.approx(1 / 3) and b["own_domain_citation_rate"] == 0.0
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        invalid = dict(conn.execute("SELECT reason, answers FROM fct_invalid_answers").fetchall())
+    assert invalid == {"valid": 5, "refusal": 1}
+
+
+def test_rematerializing_a_metrics_partition_leaves_the_tables_identical(visibility_home):
+    _write_partition()
+    _write_partition("qwen")
+    assert _materialize().success and _materialize("qwen").success
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        before = conn.execute("SELECT * EXCLUDE (run_id) FROM fct_mention_metrics ORDER BY ALL").fetchall()
+    assert _materialize().success
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        after = conn.execute("SELECT * EXCLUDE (run_id) FROM fct_mention_metrics ORDER BY ALL").fetchall()
+    assert after == before and len(after) == 6
+
+
+def test_a_failing_yaml_test_is_a_failed_asset_check(visibility_home):
+    broken = list(ANSWERS)
+    broken[0] = (True, "refusal", True, ANSWERS[0][3])  # valid but with a reason: stg_samples' expression test
+    _write_partition(answers=broken)
+    result = _materialize()
+    checks = {(e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()}
+    assert checks[("stg_samples", "expression_3")] is False  # valid = (invalid_reason IS NULL)
+    assert sum(not passed for passed in checks.values()) == 1
+
+
+def _copy_project(tmp_path):
+    target = tmp_path / "sql"
+    shutil.copytree(PROJECT_DIR, target)
+    return target
+
+
+def test_a_broken_model_file_is_an_error_naming_the_file(tmp_path):
+    root = _copy_project(tmp_path)
+    (root / "marts" / "fct_broken.sql").write_text("-- kind: table\n-- grain: x\nSELECT * FROM {{ ref('nope') }}\n")
+    with pytest.raises(ModelError, match=r"fct_broken.sql: ref\('nope'\) is neither a model nor a source"):
+        load_project(root)
+    (root / "marts" / "fct_broken.sql").write_text("SELECT 1\n")
+    with pytest.raises(ModelError, match=r"fct_broken.sql: header must declare '-- kind"):
+        load_project(root)
+
+
+def test_a_ref_cycle_is_an_error_naming_the_files(tmp_path):
+    root = _copy_project(tmp_path)
+    (root / "marts" / "loop_a.sql").write_text("-- kind: view\n-- grain: x\nSELECT * FROM {{ ref('loop_b') }}\n")
+    (root / "marts" / "loop_b.sql").write_text("-- kind: view\n-- grain: x\nSELECT * FROM {{ ref('loop_a') }}\n")
+    with pytest.raises(ModelError, match=r"cycle: loop_a -> loop_b -> loop_a \(files: loop_a.sql, loop_b.sql\)"):
+        load_project(root)
+
+
+def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
+    root = _copy_project(tmp_path)
+    (root / "marts" / "fct_top_brands.sql").write_text(
+        "-- kind: table\n-- grain: brand\nSELECT brand, avg(mention_rate) AS rate FROM {{ ref('fct_mention_metrics') }}"
+        " GROUP BY brand\n")
+    (root / "marts" / "fct_top_brands.yml").write_text("tests:\n  - unique: [brand]\n")
+    assets = {a.key.to_user_string(): a for a in build_sql_assets(load_project(root))}
+    assert "fct_top_brands" in assets
+    assert [k.name for k in assets["fct_top_brands"].check_keys] == ["unique_brand"]
