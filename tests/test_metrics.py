@@ -53,7 +53,7 @@ def _write_partition(platform="deepseek", answers=ANSWERS):
         for brand in "ABC":
             mentioned, rank, recommended, own = brands.get(brand, (False, None, None, False))
             results.append({"request_key": key, "date": DAY, "platform": platform, "category": "cat", "brand": brand,
-                            "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
+                            "valid": valid, "has_citation": cited, "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
                             "list_rank": rank, "recommended": recommended, "cites_own_domain": own})
     warehouse_path().parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(warehouse_path())) as conn:

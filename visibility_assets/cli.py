@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--aliases", type=_positive_int, default=10000)
     clean.add_argument("--seed", type=int, default=0)
     clean.set_defaults(handler=_bench_clean)
+    metrics = benches.add_parser("metrics", help="recompute every metric partition of D days x K platforms in one run")
+    metrics.add_argument("--days", type=_positive_int, default=90)
+    metrics.add_argument("--platforms", type=_positive_int, default=6)
+    metrics.add_argument("--answers-per-partition", type=_positive_int, default=200)
+    metrics.add_argument("--instance", choices=("sqlite", "postgres", "memory"), default="sqlite",
+                         help="Dagster instance storage: the default SQLite files, PostgreSQL ($VISIBILITY_PG_URL),"
+                              " or in memory")
+    metrics.set_defaults(handler=_bench_metrics)
     return parser
 
 
@@ -149,6 +157,13 @@ def _bench_collect(args) -> int:
 def _bench_clean(args) -> int:
     from .bench.clean import run_clean_bench
     print(json.dumps(run_clean_bench(args.answers, args.aliases, args.seed), ensure_ascii=False))
+    return 0
+
+
+def _bench_metrics(args) -> int:
+    from .bench.metrics import run_metrics_bench
+    print(json.dumps(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition,
+                                       args.instance)))
     return 0
 
 

@@ -1,19 +1,19 @@
 -- kind: view
 -- grain: request_key, brand
--- One row per answer and brand of its category, with the answer's validity and citations.
+-- One row per answer and brand of its category. The answer's validity and citation flag are
+-- carried on each row, so partition queries read one table instead of joining two.
 SELECT
-    r.request_key,
-    r.date,
-    r.platform,
-    r.category,
-    r.brand,
-    s.valid,
-    r.mentioned,
-    r.mention_count,
-    r.first_mention_order,
-    r.list_rank,
-    r.recommended,
-    r.cites_own_domain,
-    s.has_citation
-FROM {{ ref('sample_brand_results') }} AS r
-JOIN {{ ref('stg_samples') }} AS s USING (request_key)
+    request_key,
+    date,
+    platform,
+    category,
+    brand,
+    valid,
+    mentioned,
+    mention_count,
+    first_mention_order,
+    list_rank,
+    recommended,
+    cites_own_domain,
+    has_citation
+FROM {{ ref('sample_brand_results') }}

@@ -60,7 +60,8 @@ SCHEMAS = {
         ("cleaned_at", pa.timestamp("us", tz="UTC")),
     ]),
     "sample_brand_results": pa.schema(_KEY + [
-        ("category", pa.string()), ("brand", pa.string()), ("mentioned", pa.bool_()),
+        ("category", pa.string()), ("brand", pa.string()), ("valid", pa.bool_()), ("has_citation", pa.bool_()),
+        ("mentioned", pa.bool_()),
         ("mention_count", pa.int32()), ("first_mention_order", pa.int32()), ("list_rank", pa.int32()),
         ("recommended", pa.bool_()), ("cites_own_domain", pa.bool_()),
     ]),
@@ -132,8 +133,8 @@ class SampleCleaner:
         rows = []
         for name in analysis.category_brands:
             result = analysis.brand(name)
-            rows.append({**_key(answer), "category": answer.category, "brand": name,
-                         "mentioned": result.mentioned, "mention_count": result.mention_count,
+            rows.append({**_key(answer), "category": answer.category, "brand": name, "valid": analysis.valid,
+                         "has_citation": analysis.has_citation, "mentioned": result.mentioned, "mention_count": result.mention_count,
                          "first_mention_order": result.first_mention_order, "list_rank": result.list_rank,
                          "recommended": result.recommended,
                          "cites_own_domain": result.mentioned and _cites_domain(analysis.citations, self.domains[name])})

@@ -36,17 +36,24 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
     if model.kind == "table":
         conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, _bind(body, {"run_id": run_id}))
         return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
-    written = 0
-    for date, platform in partitions:
-        params = {"date": date, "platform": platform, "run_id": run_id}
-        conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
-                     _bind(body, params))
-        conn.execute("DELETE FROM " + model.name + " WHERE date = $date AND platform = $platform",
-                     {"date": date, "platform": platform})
-        conn.execute("INSERT INTO " + model.name + " BY NAME " + body, _bind(body, params))
-        written += conn.execute("SELECT count(*) FROM " + model.name + " WHERE date = $date AND platform = $platform",
-                                {"date": date, "platform": platform}).fetchone()[0]
-    return written
+    if not partitions:
+        return 0
+    runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
+    conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
+                 _bind(body, runs[0]))
+    keys = {"keys": partition_keys(partitions)}
+    conn.execute("DELETE FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()
+    # One prepared INSERT executed once per partition, each with its own $date and $platform.
+    conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [_bind(body, r) for r in runs])
+    return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()[0][0]
+
+
+# A row belongs to one of the run's partitions: "YYYY-MM-DD|platform" keys, as Dagster writes them.
+PARTITION_MATCH = "list_contains($keys, strftime(date, '%Y-%m-%d') || '|' || platform)"
+
+
+def partition_keys(partitions: list[tuple[str, str]]) -> list[str]:
+    return [f"{date}|{platform}" for date, platform in partitions]
 
 
 def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
@@ -54,9 +61,8 @@ def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
     """How many rows (or groups, for unique) break the test, within the partitions if given."""
     relation = model.name
     if partitions is not None and model.partitioned:
-        relation = ("(SELECT * FROM " + model.name + " WHERE list_contains($partitions,"
-                    " CAST(date AS VARCHAR) || '|' || platform))")
-    params = {"partitions": [f"{d}|{p}" for d, p in partitions or []]}
+        relation = "(SELECT * FROM " + model.name + " WHERE " + PARTITION_MATCH + ")"
+    params = {"keys": partition_keys(partitions or [])}
     if test.kind == "not_null":
         sql = "SELECT count(*) FROM " + relation + " WHERE " + " OR ".join(c + " IS NULL" for c in test.columns)
     elif test.kind == "unique":

@@ -1,0 +1,102 @@
+"""`visibility bench metrics`: recompute every metric partition of D days x K platforms in one
+single-run backfill, over synthetic cleaned samples, in a scratch data directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+
+import duckdb
+import pyarrow as pa
+
+from ..clean.samples import SCHEMAS
+
+PLATFORMS = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")
+BRANDS_PER_CATEGORY = 8
+CATEGORIES = ("cloud", "phone", "crm", "ev", "workspace")
+LAST_DAY = date(2026, 10, 31)
+
+# Deterministic pseudo-random samples: hash() of the keys stands in for a random draw.
+GENERATE_SAMPLES = """
+INSERT INTO cleaned_samples BY NAME
+SELECT md5(d::VARCHAR || p || i::VARCHAR) AS request_key, d AS date, p AS platform,
+       'q' || (i % 45)::VARCHAR AS question_id, $categories[1 + i % len($categories)] AS category,
+       1 + i // 45 AS round, 'completed' AS state, hash(d, p, i) % 100 >= 8 AS valid,
+       CASE WHEN hash(d, p, i) % 100 < 8 THEN ['refusal', 'error', 'empty', 'irrelevant'][CAST(1 + hash(i, p) % 4 AS INTEGER)] END
+           AS invalid_reason,
+       0 AS brands_mentioned, NULL AS option_list_kind, [] AS citations, hash(p, i, d) % 3 = 0 AS has_citation,
+       '1.0.0' AS analyzer_version, 'bench' AS config_version, 'bench' AS run_id, now() AS cleaned_at
+FROM range($first, $last + INTERVAL 1 DAY, INTERVAL 1 DAY) AS days(d), unnest($platforms) AS platforms(p),
+     range($per_partition) AS answers(i)
+ORDER BY d, p
+"""
+GENERATE_BRAND_RESULTS = """
+INSERT INTO sample_brand_results BY NAME
+SELECT s.request_key, s.date, s.platform, s.category, s.category || '-brand-' || b::VARCHAR AS brand,
+       s.valid, s.has_citation,
+       s.valid AND hash(s.request_key, b) % 100 < 20 + 7 * b AS mentioned,
+       CASE WHEN s.valid AND hash(s.request_key, b) % 100 < 20 + 7 * b THEN 1 + hash(b, s.request_key) % 3 ELSE 0 END
+           AS mention_count,
+       NULL AS first_mention_order,
+       CASE WHEN s.valid AND hash(s.request_key, b) % 100 < 20 + 5 * b THEN 1 + (hash(s.request_key) + b) % 6 END
+           AS list_rank,
+       CASE WHEN s.valid AND hash(s.request_key, b) % 100 < 20 + 7 * b THEN hash(b, s.date) % 10 <> 0 END
+           AS recommended,
+       s.has_citation AND hash(s.request_key, b, 7) % 4 = 0 AS cites_own_domain
+FROM cleaned_samples AS s, range($brands) AS brands(b)
+ORDER BY s.date, s.platform  -- as nightly runs append them: partition after partition
+"""
+
+
+def seed_warehouse(path: str, days: int, per_partition: int, platforms: tuple[str, ...]) -> int:
+    with duckdb.connect(path) as conn:
+        for name in ("cleaned_samples", "sample_brand_results"):
+            conn.from_arrow(pa.Table.from_pylist([], schema=SCHEMAS[name])).create(name)
+        first = LAST_DAY - timedelta(days=days - 1)
+        conn.execute(GENERATE_SAMPLES, {"first": first, "last": LAST_DAY, "platforms": list(platforms),
+                                        "per_partition": per_partition, "categories": list(CATEGORIES)})
+        conn.execute(GENERATE_BRAND_RESULTS, {"brands": BRANDS_PER_CATEGORY})
+        return conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
+
+
+def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 200, instance_kind: str = "sqlite",
+                      progress=lambda message: print(message, file=sys.stderr)) -> dict:
+    """instance_kind: "sqlite" (the default instance: SQLite files), "postgres" (the production
+    instance config, deploy/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
+    or "memory" (Dagster's ephemeral instance: the SQL and Dagster's step overhead alone)."""
+    names = PLATFORMS[:platforms]
+    with tempfile.TemporaryDirectory(prefix="bench-metrics-") as scratch:
+        os.environ["VISIBILITY_HOME"] = scratch
+        os.environ.pop("DAGSTER_HOME", None)
+        from dagster import DagsterInstance, materialize
+
+        from ..definitions import resources
+        from ..instance import get_instance
+        from ..partitions import partition_key
+        from ..sql_models.assets import build_sql_assets
+
+        answers = seed_warehouse(os.path.join(scratch, "warehouse.duckdb"), days, per_partition, names)
+        progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
+        first = (LAST_DAY - timedelta(days=days - 1)).isoformat()
+        started = time.perf_counter()
+        instance = DagsterInstance.ephemeral() if instance_kind == "memory" else get_instance(instance_kind)
+        result = materialize(
+            build_sql_assets(), instance=instance, resources=resources(), raise_on_error=False,
+            tags={"dagster/asset_partition_range_start": str(partition_key(first, names[0])),
+                  "dagster/asset_partition_range_end": str(partition_key(LAST_DAY.isoformat(), names[-1]))},
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        )
+        wall = time.perf_counter() - started
+        with duckdb.connect(os.path.join(scratch, "warehouse.duckdb"), read_only=True) as conn:
+            metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
+            alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
+        failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
+    return {"days": days, "platforms": len(names), "partitions": days * len(names), "answers": answers,
+            "instance": instance_kind,
+            "success": result.success, "wall_s": round(wall, 2), "metric_rows": metric_rows, "alerts": alerts,
+            "failed_checks": failed_checks,
+            "definition": "wall_s: one Dagster run (single-run backfill over the whole partition range) of every"
+                          " SQL model and its checks, in-process executor"}
