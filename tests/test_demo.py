@@ -29,6 +29,8 @@ def test_demo_collects_every_platform_and_prints_a_summary(tmp_path):
     for platform in ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi"):
         assert f"2026-11-03  {platform}" in result.stdout
     assert (home / "dagster_home" / "dagster.yaml").exists()
+    report = next(line.split("report: ", 1)[1] for line in result.stdout.splitlines() if line.startswith("report: "))
+    assert report.endswith("visibility_report_2026-11-03.html") and "<svg" in open(report, encoding="utf-8").read()
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM raw_ai_responses").fetchone()[0] == 6 * 5
 

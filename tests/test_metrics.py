@@ -161,3 +161,17 @@ def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
     assets = {a.key.to_user_string(): a for a in build_sql_assets(load_project(root))}
     assert "fct_top_brands" in assets
     assert [k.name for k in assets["fct_top_brands"].check_keys] == ["unique_brand"]
+
+
+def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
+    from visibility_assets.assets.report import visibility_report
+
+    _write_partition()
+    assert _materialize().success
+    result = materialize([visibility_report], instance=get_instance(), resources=resources())
+    path = result.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
+    html = open(path, encoding="utf-8").read()
+    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") >= 4
+    for section in ("Mention rate per platform", "Share of voice", "Trend", "Alerts", "Invalid answers"):
+        assert section in html
+    assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
