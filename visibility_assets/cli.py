@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from datetime import date as Date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -168,6 +169,8 @@ def _bench_metrics(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Dagster marks backfill_policy and friends as beta on every import; not news to a user.
+    warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
     args = build_parser().parse_args(argv)
     if args.config_dir:
         # The partitions (and so the Definitions) read the platforms from this variable.
