@@ -11,7 +11,7 @@ import warnings
 from datetime import date as Date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .config import CONFIG_DIR_ENV, ConfigError, MissingApiKey
+from .config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
 from .simulator.launch import SimulatorPortBusy
 
 
@@ -64,6 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--api-key", help="require this bearer key (401 otherwise)")
     simulate.add_argument("--retry-after-format", choices=("seconds", "date"), default="seconds")
     simulate.set_defaults(handler=_simulate)
+
+    backfill = commands.add_parser("backfill", help="re-analyse history (after an alias change); asks no platform")
+    backfill.add_argument("--since", type=_date, required=True, help="first day, YYYY-MM-DD")
+    backfill.add_argument("--until", type=_date, help="last day (default: yesterday, Asia/Shanghai)")
+    backfill.add_argument("--platform", action="append", help="only this platform (repeatable; default: all)")
+    backfill.set_defaults(handler=_backfill)
+
+    explain = commands.add_parser("explain", help="the provenance of one metric row, down to the HTTP attempts")
+    explain.add_argument("--date", type=_date, required=True)
+    explain.add_argument("--platform", required=True)
+    explain.add_argument("--brand", required=True)
+    explain.add_argument("--limit", type=_positive_int, default=5, help="answers to show (default 5)")
+    explain.set_defaults(handler=_explain)
 
     analyze = commands.add_parser("analyze", help="validity and brand mentions for answers in JSON Lines (no Dagster)")
     analyze.add_argument("--catalog", required=True, help="a brands.yaml")
@@ -139,6 +152,29 @@ def _simulate(args) -> int:
     return 0
 
 
+def _backfill(args) -> int:
+    config = _config(args)
+    until = args.until or yesterday_in_shanghai()
+    if args.since > until:
+        raise UserError(f"--since {args.since} is after --until {until}")
+    platforms = args.platform or config.platform_names
+    for name in platforms:
+        config.platform(name)  # unknown platform: a ConfigError naming the known ones
+    from .backfill import run_backfill
+    return run_backfill(args.since, until, platforms)
+
+
+def _explain(args) -> int:
+    from .explain import ExplainError, explain
+    config = _config(args)
+    config.platform(args.platform)
+    try:
+        print(explain(args.date, args.platform, args.brand, args.limit))
+    except ExplainError as exc:
+        raise UserError(str(exc)) from None
+    return 0
+
+
 def _analyze(args) -> int:
     from .analyze.cli import AnswersFileError, run_analyze
     try:
@@ -177,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[CONFIG_DIR_ENV] = os.path.abspath(args.config_dir)
     try:
         return args.handler(args)
-    except (UserError, ConfigError, MissingApiKey, SimulatorPortBusy) as exc:
+    except (UserError, ConfigError, MissingApiKey, UnknownPlatform, SimulatorPortBusy) as exc:
         print(f"visibility {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

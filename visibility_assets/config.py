@@ -83,6 +83,10 @@ class Platform(_Entry):
         return key
 
 
+class UnknownPlatform(Exception):
+    pass
+
+
 class MissingApiKey(Exception):
     def __init__(self, platform: str, env_var: str):
         self.platform, self.env_var = platform, env_var
@@ -121,7 +125,7 @@ class VisibilityConfig:
             if p.name == name:
                 return p
         known = ", ".join(p.name for p in self.platforms)
-        raise ConfigError([f"{PLATFORMS_FILE}: unknown platform {name!r} (known: {known})"])
+        raise UnknownPlatform(f"unknown platform {name!r} (known: {known})")
 
     @property
     def platform_names(self) -> list[str]:

@@ -5,6 +5,7 @@ from dagster import Definitions
 from .assets.cleaning import brand_catalog, cleaned_samples
 from .assets.raw_responses import raw_ai_responses
 from .assets.report import visibility_report
+from .operations import nightly_collection, nightly_job
 from .resources import CollectorResource, VisibilityConfigResource
 from .sql_models.assets import build_sql_assets
 from .warehouse import default_warehouse
@@ -18,6 +19,7 @@ def resources() -> dict:
     }
 
 
+
 defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets(),
                            visibility_report],
-                   resources=resources())
+                   jobs=[nightly_job], schedules=[nightly_collection], resources=resources())

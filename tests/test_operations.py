@@ -1,0 +1,68 @@
+"""Nightly schedule, re-analysis backfill (asks no platform) and provenance, for real."""
+
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import httpx
+from dagster import build_schedule_context
+
+from visibility_assets.definitions import defs, resources
+from visibility_assets.instance import get_instance
+from visibility_assets.operations import nightly_collection
+from visibility_assets.runs import materialize_partition
+
+DAY = "2026-11-07"
+
+
+def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_and_deadline():
+    context = build_schedule_context(scheduled_execution_time=datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc))
+    requests = list(nightly_collection(context))  # 02:00 on Dec 1 in Shanghai
+    assert [r.tags["dagster/partition/platform"] for r in requests] == ["deepseek", "qwen", "ernie", "hunyuan",
+                                                                          "doubao", "kimi"]
+    assert {r.tags["dagster/partition/date"] for r in requests} == {"2026-11-30"}
+    assert all(r.partition_key == f"2026-11-30|{r.tags['dagster/partition/platform']}" for r in requests)
+    assert requests[0].run_config["ops"]["raw_ai_responses"]["config"]["deadline"] == "06:00"
+    assert nightly_collection.execution_timezone == "Asia/Shanghai" and nightly_collection.cron_schedule == "0 2 * * *"
+    assert defs.resolve_job_def("nightly_platform_job") is not None
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "visibility_assets.cli", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300)
+
+
+def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulator):
+    for platform in ("deepseek", "qwen"):
+        assert materialize_partition(list(defs.assets), DAY, platform, get_instance(), resources()).success
+    received = httpx.get(f"{simulator.url}/_stats").json()
+    brands = config_dir / "brands.yaml"
+    brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", "aliases: [阿里云, 阿里云计算", 1),
+                      encoding="utf-8")
+
+    result = _cli("backfill", "--since", DAY, "--until", DAY, "--platform", "deepseek", "--platform", "qwen")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "deepseek   ok" in result.stdout and "qwen       ok" in result.stdout
+    assert httpx.get(f"{simulator.url}/_stats").json() == received  # zero requests to any platform
+    import duckdb
+    from visibility_assets.config import load_config
+    from visibility_assets.paths import warehouse_path
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        versions = conn.execute("SELECT DISTINCT config_version FROM mention_metrics").fetchall()
+    assert versions == [(load_config().catalog.version,)]
+
+
+def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
+    assert materialize_partition(list(defs.assets), DAY, "kimi", get_instance(), resources()).success
+    import duckdb
+    from visibility_assets.paths import warehouse_path
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        brand = conn.execute("SELECT brand FROM mention_metrics WHERE mentioned_answers > 0 LIMIT 1").fetchall()[0][0]
+    result = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", brand, "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    for part in (f"mention_metrics {DAY} kimi {brand}", "config ", "analyzer 1.0.0", "sample ", "match ",
+                 "raw answer ", "http attempt #1: 200"):
+        assert part in result.stdout
+    missing = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", "NoSuchBrand")
+    assert missing.returncode == 2 and "no metric row" in missing.stderr and "Traceback" not in missing.stderr
