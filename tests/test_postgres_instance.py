@@ -1,0 +1,72 @@
+"""The production instance config (PostgreSQL storage) with a real server on 127.0.0.1:5432.
+
+Skipped with a message when no server answers, unless CI=true, where a missing server fails.
+"""
+
+import os
+import shutil
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+from dagster import AssetKey, DagsterInstance, build_schedule_context
+
+from visibility_assets.definitions import defs, resources
+from visibility_assets.instance import INSTANCE_YAML
+from visibility_assets.operations import nightly_collection
+from visibility_assets.runs import materialize_partition
+
+ADMIN_DSN = os.environ.get("VISIBILITY_TEST_PG_ADMIN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
+
+
+@pytest.fixture
+def pg_url():
+    psycopg2 = pytest.importorskip("psycopg2")
+    try:
+        admin = psycopg2.connect(ADMIN_DSN, connect_timeout=3)
+    except psycopg2.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no PostgreSQL server at {ADMIN_DSN}: {exc}")
+        pytest.skip(f"no PostgreSQL server at {ADMIN_DSN} ({exc}); set CI=true to make this a failure")
+    admin.autocommit = True
+    name = f"visibility_test_{uuid.uuid4().hex[:10]}"
+    with admin.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE {name}")  # name is generated above, not user input
+    yield f"postgresql+psycopg2://postgres@127.0.0.1:5432/{name}"
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    admin.close()
+
+
+@pytest.fixture
+def pg_instance(pg_url, visibility_home, monkeypatch):
+    home = visibility_home / "dagster_home"
+    home.mkdir(parents=True)
+    shutil.copy(INSTANCE_YAML["postgres"], home / "dagster.yaml")
+    monkeypatch.setenv("VISIBILITY_PG_URL", pg_url)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    instance = DagsterInstance.get()
+    yield instance
+    instance.dispose()
+
+
+def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simulator):
+    assert type(pg_instance.run_storage).__name__ == "PostgresRunStorage"
+    run = materialize_partition(list(defs.assets), "2026-11-08", "ernie", pg_instance, resources(),
+                                selection=["raw_ai_responses", "cleaned_samples"])
+    assert run.success, run.error
+    stored = pg_instance.get_run_by_id(run.run_id)
+    assert stored.tags["dagster/partition/platform"] == "ernie"
+    event = pg_instance.get_latest_materialization_event(AssetKey("cleaned_samples"))
+    assert event is not None and event.dagster_event.partition == "2026-11-08|ernie"
+
+
+def test_schedule_tick_against_postgres(pg_instance):
+    context = build_schedule_context(instance=pg_instance,
+                                     scheduled_execution_time=datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc))
+    requests = list(nightly_collection(context))
+    assert len(requests) == 6
+    job = defs.resolve_job_def("nightly_platform_job")
+    run = pg_instance.create_run_for_job(job, run_config=requests[0].run_config, tags=requests[0].tags,
+                                         asset_selection=frozenset({AssetKey("raw_ai_responses")}))
+    assert pg_instance.get_run_by_id(run.run_id).tags["dagster/partition/date"] == "2026-11-30"
