@@ -66,3 +66,30 @@ def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility
         assert part in result.stdout
     missing = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", "NoSuchBrand")
     assert missing.returncode == 2 and "no metric row" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(visibility_home, config_dir):
+    from dagster import build_sensor_context
+
+    from visibility_assets.config import load_config
+    from visibility_assets.operations import catalog_change_sensor
+
+    instance = get_instance()
+    first = catalog_change_sensor(build_sensor_context(instance=instance, cursor=None))
+    assert not first.run_requests and first.cursor == load_config().catalog.version
+    unchanged = catalog_change_sensor(build_sensor_context(instance=instance, cursor=first.cursor))
+    assert "unchanged" in str(unchanged)
+
+    brands = config_dir / "brands.yaml"
+    brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", "aliases: [阿里云, 阿里云计算", 1),
+                      encoding="utf-8")
+    changed = catalog_change_sensor(build_sensor_context(instance=instance, cursor=first.cursor))
+    assert changed.cursor == load_config().catalog.version != first.cursor
+    catalog_run, *platform_runs = changed.run_requests
+    assert [k.to_user_string() for k in catalog_run.asset_selection] == ["brand_catalog"]
+    assert [r.tags["visibility/platform"] for r in platform_runs] == load_config().platform_names
+    for run in platform_runs:
+        selected = {k.to_user_string() for k in run.asset_selection}
+        assert "cleaned_samples" in selected and "raw_ai_responses" not in selected
+        start, end = run.tags["dagster/asset_partition_range_start"], run.tags["dagster/asset_partition_range_end"]
+        assert start.endswith("|" + run.tags["visibility/platform"]) and end.endswith("|" + run.tags["visibility/platform"])

@@ -75,7 +75,7 @@ def test_a_partition_launched_through_graphql_materializes_with_its_tags(webserv
         "selector": {"repositoryLocationName": "visibility_assets.definitions", "repositoryName": "__repository__",
                      "jobName": "nightly_platform_job",
                      "assetSelection": [{"path": ["raw_ai_responses"]}, {"path": ["cleaned_samples"]}]},
-        "runConfigData": {"execution": {"config": {"in_process": {}}}},
+        "runConfigData": {},  # the code location's executor is in-process already
         "executionMetadata": {"tags": tags},
     }
     launched = httpx.post(webserver, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()

@@ -14,17 +14,9 @@ from dagster import materialize
 
 from .definitions import defs, resources
 from .instance import get_instance
-from .operations import reanalysis_keys
-from .partitions import partition_key
+from .operations import backfill_tags, reanalysis_keys
 
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-
-
-def backfill_tags(since: date, until: date, platform: str) -> dict[str, str]:
-    return {RANGE_START: str(partition_key(since.isoformat(), platform)),
-            RANGE_END: str(partition_key(until.isoformat(), platform)),
-            "visibility/platform": platform, "visibility/backfill": "reanalysis"}
 
 
 def run_backfill(since: date, until: date, platforms: list[str], out=sys.stdout) -> int:

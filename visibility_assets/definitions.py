@@ -1,11 +1,12 @@
 """The code location: `dagster dev -w workspace.yaml` and `dg dev` load these Definitions."""
 
-from dagster import Definitions
+from dagster import Definitions, in_process_executor
 
 from .assets.cleaning import brand_catalog, cleaned_samples
+from .assets.config_files import visibility_config_files
 from .assets.raw_responses import raw_ai_responses
 from .assets.report import visibility_report
-from .operations import nightly_collection, nightly_job
+from .operations import catalog_change_sensor, nightly_collection, nightly_job
 from .resources import CollectorResource, VisibilityConfigResource
 from .sql_models.assets import build_sql_assets
 from .warehouse import default_warehouse
@@ -20,6 +21,14 @@ def resources() -> dict:
 
 
 
-defs = Definitions(assets=[raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets(),
-                           visibility_report],
-                   jobs=[nightly_job], schedules=[nightly_collection], resources=resources())
+# In-process execution: the multiprocess default costs ~2 s per step, and a run is one
+# platform's day; parallelism comes from running platforms side by side.
+defs = Definitions(
+    assets=[visibility_config_files, raw_ai_responses, brand_catalog, cleaned_samples, *build_sql_assets(),
+            visibility_report],
+    jobs=[nightly_job],
+    schedules=[nightly_collection],
+    sensors=[catalog_change_sensor],
+    resources=resources(),
+    executor=in_process_executor,
+)

@@ -26,7 +26,7 @@ DEMO_FAULT_RATE = 0.03
 # What each (day, platform) run materializes: the chain from raw answers to alerts, views
 # included; brand_catalog is loaded once before them, the report once after.
 ONCE = {"brand_catalog", "visibility_report"}
-PARTITION_RUN_SELECTION = sorted(k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()
+PARTITION_RUN_SELECTION = sorted(k.to_user_string() for k in defs.resolve_asset_graph().materializable_asset_keys
                                  if k.to_user_string() not in ONCE)
 
 # Dagster's console logger prints every event at DEBUG; the demo prints its own progress.

@@ -1,20 +1,31 @@
 """How the pipeline runs every day: the nightly job and schedule, and backfills after alias
 changes (re-analysis of history, which never asks a platform again)."""
 
-from datetime import datetime, timedelta
+import os
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import duckdb
 from dagster import (
     AssetKey,
     AssetSelection,
     RunRequest,
     ScheduleEvaluationContext,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
     define_asset_job,
     schedule,
+    sensor,
 )
 
 from .config import load_config
 from .partitions import TIMEZONE, daily_platform_partitions, partition_key, partition_tags
+from .paths import warehouse_path
+
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+LOOKBACK_ENV = "VISIBILITY_REANALYSIS_DAYS"
+DEFAULT_LOOKBACK_DAYS = 90
 
 DEFAULT_DEADLINE = "06:00"
 
@@ -53,6 +64,51 @@ def nightly_run_requests(scheduled_at: datetime, deadline: str = DEFAULT_DEADLIN
 )
 def nightly_collection(context: ScheduleEvaluationContext):
     return nightly_run_requests(context.scheduled_execution_time)
+
+
+def backfill_tags(since: date, until: date, platform: str) -> dict[str, str]:
+    """A single run over one platform's date range. Range runs carry no dagster/partition/*
+    tags, so the platform goes in visibility/platform, which the run queue also limits."""
+    return {RANGE_START: str(partition_key(since.isoformat(), platform)),
+            RANGE_END: str(partition_key(until.isoformat(), platform)),
+            "visibility/platform": platform, "visibility/backfill": "reanalysis"}
+
+
+def yesterday() -> date:
+    return datetime.now(ZoneInfo(TIMEZONE)).date() - timedelta(days=1)
+
+
+def first_collected_day() -> date | None:
+    """The first day with raw answers, or None when the warehouse is busy or empty."""
+    try:
+        with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+            return conn.execute("SELECT min(date) FROM raw_ai_responses").fetchall()[0][0]
+    except duckdb.Error:
+        return None
+
+
+@sensor(
+    minimum_interval_seconds=60,
+    description="When brands.yaml changes (its hash), re-analyse the last VISIBILITY_REANALYSIS_DAYS days"
+    " (90 by default) of every platform: one single run per platform over cleaned_samples and"
+    " everything downstream, never raw_ai_responses.",
+)
+def catalog_change_sensor(context: SensorEvaluationContext):
+    version = load_config().catalog.version
+    if context.cursor == version:
+        return SkipReason(f"brands.yaml unchanged ({version})")
+    if context.cursor is None:
+        return SensorResult(cursor=version, skip_reason=f"first look at brands.yaml ({version})")
+    until = yesterday()
+    since = until - timedelta(days=int(os.environ.get(LOOKBACK_ENV, DEFAULT_LOOKBACK_DAYS)) - 1)
+    since = max(since, first_collected_day() or since)
+    requests = [RunRequest(run_key=f"catalog-{version}", asset_selection=[AssetKey("brand_catalog")])]
+    requests += [
+        RunRequest(run_key=f"reanalysis-{version}-{platform}", asset_selection=reanalysis_keys(),
+                   tags=backfill_tags(since, until, platform))
+        for platform in load_config().platform_names
+    ]
+    return SensorResult(run_requests=requests, cursor=version)
 
 
 def reanalysis_keys() -> list[AssetKey]:

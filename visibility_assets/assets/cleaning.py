@@ -18,6 +18,7 @@ from ..clean.samples import RawAnswer, SampleCleaner
 from ..partitions import daily_platform_partitions, split_partition_key
 from ..resources import VisibilityConfigResource
 from ..warehouse import WarehouseResource
+from .config_files import visibility_config_files
 from .raw_responses import raw_ai_responses
 
 QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
@@ -39,6 +40,7 @@ CATALOG_TABLES = (
 
 
 @asset(
+    deps=[visibility_config_files],
     group_name="clean",
     kinds={"duckdb", "yaml"},
     description="brands.yaml loaded into the warehouse. Its data version is the hash of the file,"

@@ -18,6 +18,7 @@ from dagster import (
 from pydantic import Field
 
 from ..collect.collector import CollectionFailed, CollectionReport
+from .config_files import visibility_config_files
 from ..collect.journal import journal_path
 from ..config import MissingApiKey
 from ..partitions import TIMEZONE, daily_platform_partitions, split_partition_key
@@ -59,6 +60,7 @@ def build_raw_ai_responses(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
     @asset(
         name="raw_ai_responses",
         partitions_def=daily_platform_partitions,
+        deps=[visibility_config_files],
         retry_policy=retry_policy,
         group_name="collect",
         kinds={"duckdb", "python"},
