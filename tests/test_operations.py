@@ -34,23 +34,41 @@ def _cli(*args):
 
 
 def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulator):
+    """A new alias of 阿里云 that the stored answers already contain is counted after the backfill."""
+    import duckdb
+
+    from visibility_assets.config import load_config
+    from visibility_assets.paths import warehouse_path
+
+    def query(sql):
+        with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+            return conn.execute(sql).fetchall()
+
     for platform in ("deepseek", "qwen"):
         assert materialize_partition(list(defs.assets), DAY, platform, get_instance(), resources()).success
     received = httpx.get(f"{simulator.url}/_stats").json()
-    brands = config_dir / "brands.yaml"
-    brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", "aliases: [阿里云, 阿里云计算", 1),
-                      encoding="utf-8")
+    raw_before = query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
+    new_alias = "老牌厂商"  # a phrase of the simulated answers, not an alias until now
+    assert query(f"SELECT count(*) FROM raw_ai_responses WHERE category = 'cloud' AND answer_text LIKE '%{new_alias}%'")[0][0]
+    assert not query(f"SELECT count(*) FROM entity_matches WHERE alias = '{new_alias}'")[0][0]
+    mentions_before = query("SELECT sum(mention_count) FROM sample_brand_results WHERE brand = '阿里云'")[0][0]
+    metrics_runs_before = query("SELECT DISTINCT run_id FROM mention_metrics")
 
+    brands = config_dir / "brands.yaml"
+    brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", f"aliases: [阿里云, {new_alias}", 1),
+                      encoding="utf-8")
     result = _cli("backfill", "--since", DAY, "--until", DAY, "--platform", "deepseek", "--platform", "qwen")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "deepseek   ok" in result.stdout and "qwen       ok" in result.stdout
+
     assert httpx.get(f"{simulator.url}/_stats").json() == received  # zero requests to any platform
-    import duckdb
-    from visibility_assets.config import load_config
-    from visibility_assets.paths import warehouse_path
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
-        versions = conn.execute("SELECT DISTINCT config_version FROM mention_metrics").fetchall()
-    assert versions == [(load_config().catalog.version,)]
+    assert query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == raw_before
+    assert query(f"SELECT count(*) FROM entity_matches WHERE alias = '{new_alias}' AND accepted")[0][0] > 0
+    assert query("SELECT sum(mention_count) FROM sample_brand_results WHERE brand = '阿里云'")[0][0] > mentions_before
+    assert not set(query("SELECT DISTINCT run_id FROM mention_metrics")) & set(metrics_runs_before)  # recomputed
+    version = load_config().catalog.version
+    assert query("SELECT DISTINCT config_version FROM cleaned_samples") == [(version,)]
+    assert query("SELECT DISTINCT config_version FROM mention_metrics") == [(version,)]
 
 
 def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):

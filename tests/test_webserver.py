@@ -93,3 +93,50 @@ def test_a_partition_launched_through_graphql_materializes_with_its_tags(webserv
     assert {t["key"]: t["value"] for t in run["tags"]}["dagster/partition/platform"] == "qwen"
     materialized = {(tuple(m["assetKey"]["path"]), m["partition"]) for m in run["assetMaterializations"]}
     assert {(("raw_ai_responses",), "2026-11-09|qwen"), (("cleaned_samples",), "2026-11-09|qwen")} <= materialized
+
+
+@pytest.fixture
+def slow_platforms(config_dir):
+    """24 requests at 4 per second: each run collects for about 6 s."""
+    import yaml
+
+    path = config_dir / "platforms.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for platform in data["platforms"]:
+        platform["rate_limit_rps"] = 4
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+
+
+TIMES = """
+query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status startTime endTime } } }"""
+
+
+def _launch(url: str, day: str, platform: str) -> str:
+    tags = [{"key": "dagster/partition", "value": f"{day}|{platform}"},
+            {"key": "dagster/partition/date", "value": day},
+            {"key": "dagster/partition/platform", "value": platform}]
+    params = {"selector": {"repositoryLocationName": "visibility_assets.definitions",
+                           "repositoryName": "__repository__", "jobName": "nightly_platform_job",
+                           "assetSelection": [{"path": ["raw_ai_responses"]}]},
+              "runConfigData": {}, "executionMetadata": {"tags": tags}}
+    result = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
+    return result["data"]["launchRun"]["run"]["runId"]
+
+
+def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slow_platforms, webserver):
+    runs = {name: _launch(webserver, day, platform)
+            for name, (day, platform) in {"qwen-1": ("2026-11-11", "qwen"), "qwen-2": ("2026-11-12", "qwen"),
+                                          "kimi-1": ("2026-11-11", "kimi")}.items()}
+    deadline, times = time.time() + 240, {}
+    while time.time() < deadline and len(times) < len(runs):
+        for name, run_id in runs.items():
+            run = httpx.post(webserver, json={"query": TIMES, "variables": {"runId": run_id}}, timeout=10).json()
+            run = run["data"]["runOrError"]
+            if run["status"] in ("SUCCESS", "FAILURE", "CANCELED"):
+                assert run["status"] == "SUCCESS", (name, run)
+                times[name] = (run["startTime"], run["endTime"])
+        time.sleep(1)
+    assert len(times) == 3, times
+    (q1_start, q1_end), (q2_start, q2_end), (k_start, k_end) = times["qwen-1"], times["qwen-2"], times["kimi-1"]
+    assert q2_start >= q1_end or q1_start >= q2_end  # one qwen run at a time
+    assert k_start < max(q1_end, q2_end) and min(q1_start, q2_start) < k_end  # kimi beside a qwen run
