@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="Dagster instance storage: the default SQLite files, PostgreSQL ($VISIBILITY_PG_URL),"
                               " or in memory")
     metrics.set_defaults(handler=_bench_metrics)
+    reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x 6 platforms of answers")
+    reanalysis.add_argument("--days", type=_positive_int, default=30)
+    reanalysis.set_defaults(handler=_bench_reanalysis)
     return parser
 
 
@@ -201,6 +204,12 @@ def _bench_metrics(args) -> int:
     from .bench.metrics import run_metrics_bench
     print(json.dumps(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition,
                                        args.instance)))
+    return 0
+
+
+def _bench_reanalysis(args) -> int:
+    from .bench.reanalysis import run_reanalysis_bench
+    print(json.dumps(run_reanalysis_bench(args.days)))
     return 0
 
 
