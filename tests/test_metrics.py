@@ -175,3 +175,14 @@ def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
     for section in ("Mention rate per platform", "Share of voice", "Trend", "Alerts", "Invalid answers"):
         assert section in html
     assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
+
+
+def test_a_column_added_to_an_incremental_model_is_added_to_its_table(visibility_home, tmp_path):
+    _write_partition()
+    assert _materialize().success
+    root = _copy_project(tmp_path)
+    model = root / "marts" / "fct_invalid_answers.sql"
+    model.write_text(model.read_text().replace("    $run_id AS run_id", "    $run_id AS run_id,\n    answers * 2 AS doubled"))
+    assert _materialize(assets=build_sql_assets(load_project(root))).success
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        assert conn.execute("SELECT sum(doubled) FROM fct_invalid_answers").fetchall()[0][0] == 12

@@ -2,7 +2,8 @@
 -- grain: date, platform, kind, category, subject
 -- A brand's mention rate, or a platform's refusal or error share, against its trailing
 -- 7-day baseline: an alert when the two-proportion test gives p < 0.01 (|z| >= 2.576)
--- and the baseline holds at least 3 days.
+-- and the baseline holds at least 3 days. q_value is the Benjamini-Hochberg adjusted p over
+-- all of the platform's tests that day (dozens of brands are tested at once).
 WITH mention_today AS (
     SELECT platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
     FROM {{ ref('fct_mention_metrics') }}
@@ -52,9 +53,17 @@ candidates AS (
     FROM shares
 ),
 tested AS (
-    SELECT *, two_proportion_z(x1, n1, x0, n0) AS z
+    SELECT *, two_proportion_z(x1, n1, x0, n0) AS z, normal_two_sided_p(two_proportion_z(x1, n1, x0, n0)) AS p
     FROM candidates
     WHERE n0 > 0 AND baseline_days >= 3
+),
+ranked AS (
+    SELECT *, row_number() OVER (ORDER BY p, kind, subject) AS p_rank, count(*) OVER () AS tests
+    FROM tested
+),
+adjusted AS (
+    SELECT *, least(1.0, min(p * tests / p_rank) OVER (ORDER BY p_rank DESC ROWS UNBOUNDED PRECEDING)) AS q_value
+    FROM ranked
 )
 SELECT
     CAST($date AS DATE) AS date,
@@ -71,10 +80,12 @@ SELECT
     wilson_high(x0, n0) AS baseline_high,
     x1 / n1 - x0 / n0 AS change,
     z,
-    normal_two_sided_p(z) AS p_value,
+    p AS p_value,
+    q_value,
+    tests AS tests_that_day,
     n1 AS answers,
     n0 AS baseline_answers,
     baseline_days,
     $run_id AS run_id
-FROM tested
+FROM adjusted
 WHERE abs(z) >= 2.5758293035489

@@ -41,11 +41,22 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
     conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
                  _bind(body, runs[0]))
+    _append_new_columns(conn, model, body, runs[0])
     keys = {"keys": partition_keys(partitions)}
     conn.execute("DELETE FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()
     # One prepared INSERT executed once per partition, each with its own $date and $platform.
     conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [_bind(body, r) for r in runs])
     return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()[0][0]
+
+
+def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> None:
+    """A column added to an incremental model is added to its table (older partitions get NULL
+    until they are rebuilt), as dbt's on_schema_change='append_new_columns' does."""
+    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", _bind(body, params)).fetchall()
+    present = {row[0] for row in conn.execute("DESCRIBE " + model.name).fetchall()}
+    for name, column_type, *_ in wanted:
+        if name not in present:
+            conn.execute("ALTER TABLE " + model.name + ' ADD COLUMN "' + name.replace('"', '""') + '" ' + column_type)
 
 
 # A row belongs to one of the run's partitions: "YYYY-MM-DD|platform" keys, as Dagster writes them.
