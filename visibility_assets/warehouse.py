@@ -158,14 +158,6 @@ class WarehouseResource(DuckDBResource):
                 if table.num_rows:
                     conn.from_arrow(table).insert_into(name)
 
-    def query(self, sql: str, params=None) -> list[tuple]:
-        with self.get_connection() as conn:
-            return conn.execute(sql, params or []).fetchall()
-
 
 def default_warehouse() -> WarehouseResource:
     return WarehouseResource(database=str(warehouse_path()))
-
-
-def open_read_only(path: Path | None = None) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(str(path or warehouse_path()), read_only=True)

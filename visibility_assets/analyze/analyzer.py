@@ -195,12 +195,9 @@ class Analyzer:
         """The question's terms that are not part of a brand name (cached per question)."""
         cached = self._beyond_brands.get(terms)
         if cached is None:
-            cached = frozenset(t for t in terms if not self._alias_automaton_hits(t))
+            cached = frozenset(t for t in terms if not any(t in alias for alias in self.all_aliases))
             self._beyond_brands[terms] = cached
         return cached
-
-    def _alias_automaton_hits(self, term: str) -> bool:
-        return any(term in alias for alias in self.all_aliases)
 
     # --- lists and recommendation -------------------------------------------------------
 

@@ -62,10 +62,6 @@ class ExcludeContext:
 ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _is_ascii_letter(char: str) -> bool:
-    return ("a" <= char <= "z") or ("A" <= char <= "Z")
-
-
 class AliasMatcher:
     def __init__(self, catalog: BrandCatalog):
         self.automaton = ahocorasick.Automaton()
@@ -74,7 +70,7 @@ class AliasMatcher:
             for alias in brand.aliases:
                 key = normalize_alias(alias)
                 entry = AliasEntry(brand.name, brand.category, alias,
-                                   _is_ascii_letter(key[0]), _is_ascii_letter(key[-1]))
+                                   key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS)
                 if all(e.brand != brand.name or e.category != brand.category for e in entries.get(key, [])):
                     entries.setdefault(key, []).append(entry)
         for key, alias_entries in entries.items():
