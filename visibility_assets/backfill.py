@@ -15,8 +15,7 @@ from dagster import materialize
 from .definitions import defs, resources
 from .instance import get_instance
 from .operations import backfill_tags, reanalysis_keys
-
-QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+from .runs import QUIET_RUN
 
 
 def run_backfill(since: date, until: date, platforms: list[str], out=sys.stdout) -> int:

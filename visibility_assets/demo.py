@@ -14,7 +14,7 @@ from .config import VisibilityConfig
 from .definitions import defs, resources
 from .instance import get_instance
 from .paths import data_dir
-from .runs import PartitionRun, materialize_partitions
+from .runs import QUIET_RUN, PartitionRun, materialize_partitions
 from .simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from .simulator.launch import running_simulators
 
@@ -28,9 +28,6 @@ DEMO_FAULT_RATE = 0.03
 ONCE = {"brand_catalog", "visibility_report"}
 PARTITION_RUN_SELECTION = sorted(k.to_user_string() for k in defs.resolve_asset_graph().materializable_asset_keys
                                  if k.to_user_string() not in ONCE)
-
-# Dagster's console logger prints every event at DEBUG; the demo prints its own progress.
-QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def demo_dates(end: Date, days: int) -> list[str]:

@@ -20,6 +20,10 @@ from dagster import AssetsDefinition, DagsterInstance, materialize
 from .partitions import partition_key, partition_tags
 
 
+# Dagster's console logger prints every event at DEBUG; commands print their own progress.
+QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
 @dataclass
 class PartitionRun:
     date: str

@@ -75,7 +75,9 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
 
         from ..definitions import resources
         from ..instance import get_instance
+        from ..operations import RANGE_END, RANGE_START
         from ..partitions import partition_key
+        from ..runs import QUIET_RUN
         from ..sql_models.assets import build_sql_assets
 
         answers = seed_warehouse(os.path.join(scratch, "warehouse.duckdb"), days, per_partition, names)
@@ -85,9 +87,9 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
         instance = DagsterInstance.ephemeral() if instance_kind == "memory" else get_instance(instance_kind)
         result = materialize(
             build_sql_assets(), instance=instance, resources=resources(), raise_on_error=False,
-            tags={"dagster/asset_partition_range_start": str(partition_key(first, names[0])),
-                  "dagster/asset_partition_range_end": str(partition_key(LAST_DAY.isoformat(), names[-1]))},
-            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            tags={RANGE_START: str(partition_key(first, names[0])),
+                  RANGE_END: str(partition_key(LAST_DAY.isoformat(), names[-1]))},
+            run_config=QUIET_RUN,
         )
         wall = time.perf_counter() - started
         with duckdb.connect(os.path.join(scratch, "warehouse.duckdb"), read_only=True) as conn:
