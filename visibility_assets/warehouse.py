@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
+from .db import transaction
 from .paths import warehouse_path
 
 RAW_SCHEMA = """
@@ -121,14 +122,8 @@ class WarehouseResource(DuckDBResource):
     @contextmanager
     def transaction(self):
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        with self.get_connection() as conn:
-            conn.execute("BEGIN TRANSACTION")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self.get_connection() as conn, transaction(conn):
+            yield conn
 
     def publish_collection(self, journal_file: Path, date: str, platform: str) -> int:
         """Replace the partition's raw rows with the journal's; returns the answer count."""

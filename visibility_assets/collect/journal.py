@@ -10,13 +10,13 @@ run the journal is published to the warehouse in one transaction (warehouse.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from ..db import transaction
 from ..paths import journal_dir
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
 from .plan import PlannedRequest, content_hash
@@ -123,7 +123,7 @@ class CollectionJournal:
             [(r.request_key, r.date, r.platform, r.question_id, r.question_text, r.category, r.round,
               r.priority, r.model, r.params_json, r.prompt_hash, PENDING, now) for r in planned],
         )
-        with self._transaction():
+        with transaction(self.conn):
             self.conn.register("batch", batch)
             self.conn.execute(
                 """INSERT INTO requests BY NAME
@@ -149,7 +149,7 @@ class CollectionJournal:
             return
         now = datetime.now(UTC)
         answers = [o for o in outcomes if o.state == SUCCEEDED and o.answer]
-        with self._transaction():
+        with transaction(self.conn):
             if attempts:
                 self._insert(INSERT_ATTEMPTS, _columns(ATTEMPT_COLUMNS, [
                     (a.request_key, a.attempt, a.run_id, a.started_at, a.finished_at, a.http_status,
@@ -183,13 +183,3 @@ class CollectionJournal:
 
     def state_counts(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT state, count(*) FROM requests GROUP BY 1").fetchall())
-
-    @contextmanager
-    def _transaction(self):
-        self.conn.execute("BEGIN TRANSACTION")
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
