@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ahocorasick
+from ahocorasick_rs import AhoCorasick
 
 from ..config import Brand, BrandCatalog, normalize_alias
 from .text import Scope
@@ -64,7 +64,6 @@ ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 class AliasMatcher:
     def __init__(self, catalog: BrandCatalog):
-        self.automaton = ahocorasick.Automaton()
         entries: dict[str, list[AliasEntry]] = {}
         for brand in catalog.brands:
             for alias in brand.aliases:
@@ -73,9 +72,10 @@ class AliasMatcher:
                                    key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS)
                 if all(e.brand != brand.name or e.category != brand.category for e in entries.get(key, [])):
                     entries.setdefault(key, []).append(entry)
-        for key, alias_entries in entries.items():
-            self.automaton.add_word(key, (len(key), tuple(alias_entries)))
-        self.automaton.make_automaton()
+        self.entries = [tuple(alias_entries) for alias_entries in entries.values()]  # by pattern index
+        # ahocorasick-rs (Rust; offsets in characters for a str): on the bench corpus its
+        # overlapping scan took 15 us per answer where pyahocorasick's iter took 33-47 us.
+        self.automaton = AhoCorasick(list(entries))
         self.contexts = {(b.category, b.name): self._contexts(b) for b in catalog.brands if b.exclude_contexts}
 
     @staticmethod
@@ -89,43 +89,36 @@ class AliasMatcher:
 
     def hits(self, text: str, category: str, scope: Scope) -> list[AliasHit]:
         """Every alias occurrence with its verdict, in text order."""
-        candidates: list[AliasHit] = []
-        size = len(text)
-        reason_at = scope.reason_at
-        for end_index, (length, entries) in self.automaton.iter(text):
-            start, end = end_index - length + 1, end_index + 1
-            rule = reason_at(start, end)
+        matches = self.automaton.find_matches_as_indexes(text, overlapping=True)
+        if not matches:
+            return []
+        # Leftmost first, and the longest of those starting at the same place, so that the
+        # first hit that passes scope and boundary takes its span (rule 3).
+        matches.sort(key=lambda m: (m[1], -m[2]))
+        hits: list[AliasHit] = []
+        size, body_end, excluded, contexts = len(text), scope.body_end, scope.excluded, self.contexts
+        taken_until, winner = -1, ""
+        for index, start, end in matches:
+            entries = self.entries[index]
             first = entries[0]
+            rule = scope.reason_at(start, end) if excluded or start >= body_end else None
             if rule is None and (
                 (first.latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
                 or (first.latin_end and end < size and text[end] in ASCII_LETTERS)
             ):
                 rule = "boundary"
+            if rule is None:
+                if start < taken_until:
+                    rule = f"overlapped_by:{winner}"
+                else:
+                    taken_until, winner = end, first.alias
             for entry in entries:
-                candidates.append(AliasHit(entry.brand, entry.category, entry.alias, start, end, rule or ACCEPTED))
-        if not candidates:
-            return candidates
-        candidates.sort(key=lambda h: (h.start, -(h.end - h.start)))
-        self._keep_leftmost_longest(candidates)
-        for hit in candidates:
-            if hit.accepted and hit.category != category:
-                hit.rule = "other_category"
-            elif hit.accepted and (hit.category, hit.brand) in self.contexts:
-                self._apply_contexts(hit, text)
-        return candidates
-
-    @staticmethod
-    def _keep_leftmost_longest(candidates: list[AliasHit]) -> None:
-        taken_until, winner = -1, None
-        for hit in candidates:
-            if not hit.accepted:
-                continue
-            if hit.start < taken_until and winner is not None:
-                same_span = hit.start == winner.start and hit.end == winner.end
-                if not same_span:
-                    hit.rule = f"overlapped_by:{winner.alias}"
-                continue
-            taken_until, winner = hit.end, hit
+                hit = AliasHit(entry.brand, entry.category, entry.alias, start, end,
+                               rule or (ACCEPTED if entry.category == category else "other_category"))
+                if hit.rule == ACCEPTED and contexts and (entry.category, entry.brand) in contexts:
+                    self._apply_contexts(hit, text)
+                hits.append(hit)
+        return hits
 
     def _apply_contexts(self, hit: AliasHit, text: str) -> None:
         matched = text[hit.start:hit.end]

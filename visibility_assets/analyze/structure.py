@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 NUMBERED = re.compile(r"^( ?)(\d{1,2})[.)、](?!\d)\s*(?=\S)|^( ?)[一二三四五六七八九十]{1,3}、\s*(?=\S)")
 BULLET = re.compile(r"^( ?)[-*+•·]\s+(?=\S)")
 HEADING = re.compile(r"^(#{1,6})\s+(?=\S)")
+HEADING_NUMBER = re.compile(r"\d{1,2}[.)、]\s*")
 BOLD_LINE = re.compile(r"^\s*(?:[^\w\s*#|>-]{1,3}\s*)?\*\*([^*\n]{1,80})\*\*\s*[:：]?\s*$")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 # First characters of lines that can start an item (digits, Chinese numerals, markers).
-MARKUP_STARTS = frozenset("|#*-+•·0123456789一二三四五六七八九十")
+NUMBER_STARTS = frozenset("0123456789一二三四五六七八九十")
+BULLET_STARTS = frozenset("-*+•·")
+MARKUP_STARTS = NUMBER_STARTS | BULLET_STARTS | {"|", "#"}
 LEAD_END = re.compile(r"[:：—–(（,，。;；|]| - ")
 # Section titles that a heading or bold-line run holds besides its options.
 SECTION_TITLE = re.compile(
@@ -25,8 +29,7 @@ SECTION_TITLE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):  # a tuple: answers hold dozens of items and a dataclass costs 3x more to build
     lead_start: int
     lead_end: int
     titled: bool = True  # the lead is a title (bold, heading, table cell), not a sentence's start
@@ -87,9 +90,12 @@ def find_structures(body: str) -> list[Structure]:
             if current_list is not None and not line.startswith((" ", "\t")):
                 current_list.open = False
             continue
-        if table is not None and not TABLE_ROW.match(line):
+        # Each pattern runs only on lines whose first character can start it.
+        first = stripped[0]
+        table_row = first == "|" and TABLE_ROW.match(line)
+        if table is not None and not table_row:
             table = None
-        if TABLE_ROW.match(line):
+        if table_row:
             if table is None:
                 table = Structure("table", line_offset)
                 table_seen_separator = False
@@ -99,7 +105,7 @@ def find_structures(body: str) -> list[Structure]:
             elif table_seen_separator:
                 table.items.append(_option_cell(line, line_offset))
             continue
-        heading = HEADING.match(line)
+        heading = first == "#" and HEADING.match(line)
         if heading:
             level = len(heading.group(1))
             current_list = None
@@ -112,10 +118,10 @@ def find_structures(body: str) -> list[Structure]:
                 headings[level] = Structure("heading", line_offset, level=level)
                 structures.append(headings[level])
             text_start = heading.end()
-            number = re.match(r"\d{1,2}[.)、]\s*", line[text_start:])
-            headings[level].items.append(_lead(line, line_offset, text_start + (number.end() if number else 0)))
+            number = HEADING_NUMBER.match(line, text_start)
+            headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
             continue
-        bold_line = BOLD_LINE.match(line)
+        bold_line = "**" in stripped and BOLD_LINE.match(line)
         if bold_line and SECTION_TITLE.match(bold_line.group(1)):
             continue
         if bold_line:
@@ -125,8 +131,8 @@ def find_structures(body: str) -> list[Structure]:
             bold.items.append(Item(line_offset + bold_line.start(1), line_offset + bold_line.end(1)))
             current_list = None
             continue
-        numbered = NUMBERED.match(line)
-        bullet = None if numbered else BULLET.match(line)
+        numbered = first in NUMBER_STARTS and NUMBERED.match(line)
+        bullet = not numbered and first in BULLET_STARTS and BULLET.match(line)
         if numbered or bullet:
             kind = "numbered" if numbered else "bullet"
             number = int(numbered.group(2)) if numbered and numbered.group(2) else 0

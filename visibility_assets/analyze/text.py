@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,12 @@ class NormalizedText:
     original: str
     text: str  # NFKC, case-folded
     _origin: tuple[int, ...] | None  # text index -> original index; None when they coincide
+
+    def original_spans(self, spans) -> list[tuple[int, int]]:
+        """The original span of each object with .start and .end in the normalized text."""
+        if self._origin is None:
+            return [(s.start, s.end) for s in spans]
+        return [self.original_span(s.start, s.end) for s in spans]
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         if self._origin is None:
@@ -49,6 +56,11 @@ def _fold(text: str) -> str:
     return text.casefold()
 
 
+@lru_cache(maxsize=8192)
+def _fold_char(char: str) -> str:
+    return _fold(char)
+
+
 def normalize(original: str) -> NormalizedText:
     folded = _fold(original)
     if len(folded) == len(original):
@@ -64,7 +76,7 @@ def normalize(original: str) -> NormalizedText:
             origin.extend(range(offset, offset + len(line)))
         else:
             for index, char in enumerate(line, start=offset):
-                folded_char = _fold(char)
+                folded_char = _fold_char(char)
                 pieces.append(folded_char)
                 origin.extend([index] * len(folded_char))
         pieces.append("\n")
@@ -86,7 +98,8 @@ REFERENCE_HEADING = re.compile(
     r"sources?|references?|citations?|further reading)\s*(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*$"
 )
 # A line of a source list: "[1] title url", "1. [title](url)", "- title: url", or any line with a URL.
-REFERENCE_ENTRY = re.compile(r"^\s*(?:\[\^?\d+\^?\]|\[citation:\d+\]|\d+[.)]|[-*•])|.*(?:https?://|www\.)\S+")
+REFERENCE_MARKER = re.compile(r"^\s*(?:\[\^?\d+\^?\]|\[citation:\d+\]|\d+[.)]|[-*•])")
+URL_START = re.compile(r"(?:https?://|www\.)\S")
 BRACKETED_ENTRY = re.compile(r"^\s*(?:\[\^?\d+\^?\]|\[citation:\d+\])")
 
 
@@ -123,24 +136,23 @@ def find_scope(text: str) -> Scope:
 def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) -> int:
     """Start of the trailing block of sources: a heading such as 参考资料/Sources with the entry
     lines after it, or (without a heading) trailing lines that start with a [n] marker."""
-    after_think = think[-1][1] if think else 0
-    lines = text[after_think:].split("\n")
-    offsets, position = [], after_think
-    for line in lines:
-        offsets.append(position)
-        position += len(line) + 1
-    index = len(lines) - 1
+    begin = think[-1][1] if think else 0
+    end = len(text)
     first_entry, all_bracketed = None, True
-    while index >= 0 and (not lines[index].strip() or REFERENCE_ENTRY.match(lines[index])):
-        if lines[index].strip():
-            first_entry = index
-            all_bracketed = all_bracketed and bool(BRACKETED_ENTRY.match(lines[index]))
-        index -= 1
-    if index >= 0 and REFERENCE_HEADING.match(lines[index]):
-        return offsets[index]
-    if first_entry is not None and all_bracketed:
-        return offsets[first_entry]
-    return len(text)
+    while True:  # lines from the last, without splitting the whole answer
+        line_start = max(text.rfind("\n", begin, end) + 1, begin)
+        line = text[line_start:end]
+        if line.strip():
+            if not (REFERENCE_MARKER.match(line) or URL_START.search(line)):
+                if REFERENCE_HEADING.match(line):
+                    return line_start
+                break
+            first_entry = line_start
+            all_bracketed = all_bracketed and bool(BRACKETED_ENTRY.match(line))
+        if line_start == begin:
+            break
+        end = line_start - 1
+    return first_entry if first_entry is not None and all_bracketed else len(text)
 
 
 def strip_scope(text: str, scope: Scope) -> str:
