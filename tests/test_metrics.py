@@ -2,7 +2,7 @@
 
 import math
 import shutil
-from datetime import date
+from datetime import date, timedelta
 
 import duckdb
 import pyarrow as pa
@@ -12,6 +12,7 @@ from dagster import materialize
 from visibility_assets.clean.samples import SCHEMAS
 from visibility_assets.definitions import resources
 from visibility_assets.instance import get_instance
+from visibility_assets.operations import RANGE_END, RANGE_START
 from visibility_assets.partitions import partition_key
 from visibility_assets.paths import warehouse_path
 from visibility_assets.sql_models.assets import build_sql_assets
@@ -41,18 +42,18 @@ def wilson(x, n, z=1.959963984540054):
     return centre - half, centre + half
 
 
-def _write_partition(platform="deepseek", answers=ANSWERS):
+def _write_partition(platform="deepseek", answers=ANSWERS, day=DAY):
     samples, results = [], []
     for i, (valid, reason, cited, brands) in enumerate(answers):
-        key = f"{platform}-{i}"
-        samples.append({"request_key": key, "date": DAY, "platform": platform, "question_id": f"q{i}",
+        key = f"{platform}-{day}-{i}"
+        samples.append({"request_key": key, "date": day, "platform": platform, "question_id": f"q{i}",
                         "category": "cat", "round": 1, "state": "completed", "valid": valid, "invalid_reason": reason,
                         "brands_mentioned": len(brands), "option_list_kind": None,
                         "citations": ["https://x.test"] if cited else [], "has_citation": cited,
                         "analyzer_version": "1.0.0", "config_version": "cfg1", "run_id": "clean-run", "cleaned_at": None})
         for brand in "ABC":
             mentioned, rank, recommended, own = brands.get(brand, (False, None, None, False))
-            results.append({"request_key": key, "date": DAY, "platform": platform, "category": "cat", "brand": brand,
+            results.append({"request_key": key, "date": day, "platform": platform, "category": "cat", "brand": brand,
                             "valid": valid, "has_citation": cited, "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
                             "list_rank": rank, "recommended": recommended, "cites_own_domain": own})
     warehouse_path().parent.mkdir(parents=True, exist_ok=True)
@@ -62,13 +63,19 @@ def _write_partition(platform="deepseek", answers=ANSWERS):
             exists = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0]
             if not exists:
                 conn.from_arrow(table.slice(0, 0)).create(name)
-            conn.execute("DELETE FROM " + name + " WHERE platform = ?", [platform]).fetchall()
+            conn.execute("DELETE FROM " + name + " WHERE platform = ? AND date = ?", [platform, day]).fetchall()
             conn.from_arrow(table).insert_into(name)
 
 
-def _materialize(platform="deepseek", assets=MODELS):
-    return materialize(assets, partition_key=partition_key(DAY.isoformat(), platform), instance=get_instance(),
+def _materialize(platform="deepseek", assets=MODELS, day=DAY):
+    return materialize(assets, partition_key=partition_key(day.isoformat(), platform), instance=get_instance(),
                        resources=resources(), raise_on_error=False)
+
+
+def _materialize_range(first: date, last: date, platform="deepseek"):
+    """One run over the partition range, as a single-run backfill makes it."""
+    tags = {RANGE_START: partition_key(first.isoformat(), platform), RANGE_END: partition_key(last.isoformat(), platform)}
+    return materialize(MODELS, tags=tags, instance=get_instance(), resources=resources(), raise_on_error=False)
 
 
 def _metrics():
@@ -126,6 +133,69 @@ def test_a_failing_yaml_test_is_a_failed_asset_check(visibility_home):
     checks = {(e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()}
     assert checks[("stg_samples", "expression_3")] is False  # valid = (invalid_reason IS NULL)
     assert sum(not passed for passed in checks.values()) == 1
+
+
+def _answers(mentioning_a: int, total: int = 10):
+    return [(True, None, False, {"A": (True, None, True, False)} if i < mentioning_a else {}) for i in range(total)]
+
+
+def _alerts():
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        columns = "date, kind, subject, direction, rate, baseline_rate, z, p_value, q_value, tests_that_day, baseline_days"
+        rows = conn.execute("SELECT " + columns + " FROM visibility_alerts ORDER BY ALL").fetchall()
+    return [dict(zip([c.strip() for c in columns.split(",")], row)) for row in rows]
+
+
+def test_a_jump_against_the_trailing_week_is_one_alert_whether_built_as_a_range_or_per_partition(visibility_home):
+    """Brand A: 2 of 10 answers on each of four days, then 9 of 10."""
+    days = [DAY - timedelta(days=offset) for offset in range(4, -1, -1)]
+    for day in days:
+        _write_partition(answers=_answers(9 if day == DAY else 2), day=day)
+    assert _materialize_range(days[0], DAY).success
+    alerts = _alerts()
+    x1, n1, x0, n0 = 9, 10, 8, 40
+    pooled = (x1 + x0) / (n1 + n0)
+    z = (x1 / n1 - x0 / n0) / math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n0))
+    p = math.erfc(abs(z) / math.sqrt(2))
+    assert len(alerts) == 1, alerts
+    alert = alerts[0]
+    assert (alert["date"], alert["kind"], alert["subject"], alert["direction"]) == (DAY, "mention_rate", "A", "up")
+    assert (alert["rate"], alert["baseline_rate"], alert["baseline_days"]) == (pytest.approx(0.9), pytest.approx(0.2), 4)
+    assert alert["z"] == pytest.approx(z) and alert["p_value"] == pytest.approx(p, abs=2e-7)
+    # Three tests that day (A, B, C; B and C have p = 1): Benjamini-Hochberg gives q = 3p for A.
+    assert alert["tests_that_day"] == 3 and alert["q_value"] == pytest.approx(3 * p, abs=1e-6)
+
+    for day in days:
+        assert _materialize(day=day).success
+    assert _alerts() == alerts
+
+
+def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibility_home, tmp_path):
+    root = _copy_project(tmp_path)
+    (root / "marts" / "fct_answers_per_day.sql").write_text(
+        "-- kind: incremental\n-- grain: date, platform\n"
+        "SELECT date, platform, count(*) AS answers, $run_id AS run_id FROM {{ ref('stg_samples') }}\n"
+        "WHERE date = $date AND platform = $platform GROUP BY ALL\n")
+    _write_partition()
+    _write_partition("qwen")
+    assets = build_sql_assets(load_project(root))
+    assert _materialize(assets=assets).success and _materialize("qwen", assets=assets).success
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        rows = conn.execute("SELECT platform, answers FROM fct_answers_per_day ORDER BY ALL").fetchall()
+    assert rows == [("deepseek", 6), ("qwen", 6)]
+
+
+def test_a_model_mixing_run_partitions_and_date_parameters_is_an_error_naming_the_file(tmp_path):
+    root = _copy_project(tmp_path)
+    (root / "marts" / "fct_mixed.sql").write_text(
+        "-- kind: incremental\n-- grain: date, platform\nSELECT * FROM {{ ref('stg_samples') }}"
+        " SEMI JOIN {{ run_partitions }} USING (date, platform) WHERE date = $date AND platform = $platform\n")
+    with pytest.raises(ModelError, match=r"fct_mixed.sql: a model reading \{\{ run_partitions \}\} gets no \$date"):
+        load_project(root)
+    (root / "marts" / "fct_mixed.sql").write_text(
+        "-- kind: view\n-- grain: date\nSELECT * FROM {{ ref('stg_samples') }} SEMI JOIN {{ run_partitions }} USING (date)\n")
+    with pytest.raises(ModelError, match=r"fct_mixed.sql: only an incremental model can read"):
+        load_project(root)
 
 
 def _copy_project(tmp_path):

@@ -13,7 +13,7 @@ from datetime import date
 from dagster import materialize
 
 from .definitions import defs, resources
-from .instance import get_instance
+from .instance import get_instance, planned_events_as_subsets
 from .operations import backfill_tags, reanalysis_keys
 from .runs import QUIET_RUN
 
@@ -31,8 +31,10 @@ def run_backfill(since: date, until: date, platforms: list[str], out=sys.stdout)
     selection = reanalysis_keys()
     failures = 0
     for platform in platforms:
-        result = materialize(assets, selection=selection, instance=instance, resources=resources(),
-                             tags=backfill_tags(since, until, platform), run_config=QUIET_RUN, raise_on_error=False)
+        with planned_events_as_subsets():
+            result = materialize(assets, selection=selection, instance=instance, resources=resources(),
+                                 tags=backfill_tags(since, until, platform), run_config=QUIET_RUN,
+                                 raise_on_error=False)
         samples = next((e.materialization.metadata["samples"].value for e in result.get_asset_materialization_events()
                         if e.asset_key.to_user_string() == "cleaned_samples" and "samples" in e.materialization.metadata),
                        0)

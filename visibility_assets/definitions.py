@@ -6,6 +6,7 @@ from .assets.cleaning import brand_catalog, cleaned_samples
 from .assets.config_files import visibility_config_files
 from .assets.raw_responses import raw_ai_responses
 from .assets.report import visibility_report
+from .instance import batch_event_writes
 from .operations import catalog_change_sensor, nightly_collection, nightly_job
 from .resources import CollectorResource, VisibilityConfigResource
 from .sql_models.assets import build_sql_assets
@@ -19,7 +20,8 @@ def resources() -> dict:
         "warehouse": default_warehouse(),
     }
 
-
+# Loaded by the code server and by every run worker, the processes that write asset events.
+batch_event_writes()
 
 # In-process execution: the multiprocess default costs ~2 s per step, and a run is one
 # platform's day; parallelism comes from running platforms side by side.

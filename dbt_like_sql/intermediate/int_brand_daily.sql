@@ -18,5 +18,5 @@ SELECT
     count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
     count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers
 FROM {{ ref('stg_brand_results') }}
-WHERE date = $date AND platform = $platform
+SEMI JOIN {{ run_partitions }} USING (date, platform)
 GROUP BY date, platform, category, brand

@@ -4,7 +4,7 @@
 WITH counted AS (
     SELECT date, platform, coalesce(invalid_reason, 'valid') AS reason, count(*) AS answers
     FROM {{ ref('stg_samples') }}
-    WHERE date = $date AND platform = $platform
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY ALL
 )
 SELECT

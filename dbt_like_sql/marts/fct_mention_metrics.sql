@@ -4,7 +4,7 @@
 -- share_of_voice compares a brand with the other tracked brands of its category.
 WITH daily AS (
     SELECT * FROM {{ ref('int_brand_daily') }}
-    WHERE date = $date AND platform = $platform
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
 ),
 category_voice AS (
     SELECT date, platform, category, sum(mentioned_answers) AS category_mentions
@@ -17,7 +17,7 @@ lineage AS (
            max(analyzer_version) AS analyzer_version,
            max(samples_run_id) AS samples_run_id
     FROM {{ ref('stg_samples') }}
-    WHERE date = $date AND platform = $platform
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY date, platform
 ),
 rates AS (

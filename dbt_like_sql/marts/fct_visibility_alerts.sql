@@ -5,68 +5,77 @@
 -- and the baseline holds at least 3 days. q_value is the Benjamini-Hochberg adjusted p over
 -- all of the platform's tests that day (dozens of brands are tested at once).
 WITH mention_today AS (
-    SELECT platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
+    SELECT date, platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
     FROM {{ ref('fct_mention_metrics') }}
-    WHERE date = $date AND platform = $platform AND valid_answers > 0
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    WHERE valid_answers > 0
 ),
 mention_baseline AS (
-    SELECT platform, category, brand AS subject, sum(mentioned_answers) AS x0, sum(valid_answers) AS n0,
-           count(DISTINCT date) AS baseline_days
-    FROM {{ ref('fct_mention_metrics') }}
-    WHERE platform = $platform
-      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    SELECT r.date, r.platform, m.category, m.brand AS subject,
+           sum(m.mentioned_answers) AS x0, sum(m.valid_answers) AS n0, count(DISTINCT m.date) AS baseline_days
+    FROM {{ run_partitions }} AS r
+    JOIN {{ ref('fct_mention_metrics') }} AS m
+      ON m.platform = r.platform AND m.date BETWEEN r.date - INTERVAL 7 DAY AND r.date - INTERVAL 1 DAY
     GROUP BY ALL
 ),
 invalid_today AS (
-    SELECT platform, reason, answers, sum(answers) OVER () AS total
+    SELECT date, platform, reason, answers, sum(answers) OVER (PARTITION BY date, platform) AS total
     FROM {{ ref('fct_invalid_answers') }}
-    WHERE date = $date AND platform = $platform
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
+),
+invalid_window AS (
+    SELECT r.date, r.platform, i.reason, i.answers, i.date AS day
+    FROM {{ run_partitions }} AS r
+    JOIN {{ ref('fct_invalid_answers') }} AS i
+      ON i.platform = r.platform AND i.date BETWEEN r.date - INTERVAL 7 DAY AND r.date - INTERVAL 1 DAY
 ),
 invalid_baseline AS (
-    SELECT platform, reason, sum(answers) AS answers
-    FROM {{ ref('fct_invalid_answers') }}
-    WHERE platform = $platform
-      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    SELECT date, platform, reason, sum(answers) AS answers
+    FROM invalid_window
     GROUP BY ALL
 ),
 invalid_baseline_total AS (
-    SELECT platform, sum(answers) AS total, count(DISTINCT date) AS baseline_days
-    FROM {{ ref('fct_invalid_answers') }}
-    WHERE platform = $platform
-      AND date BETWEEN CAST($date AS DATE) - INTERVAL 7 DAY AND CAST($date AS DATE) - INTERVAL 1 DAY
+    SELECT date, platform, sum(answers) AS total, count(DISTINCT day) AS baseline_days
+    FROM invalid_window
     GROUP BY ALL
 ),
 shares AS (
-    SELECT t.platform, NULL AS category, t.reason AS subject, t.answers AS x1, t.total AS n1,
+    SELECT t.date, t.platform, NULL AS category, t.reason AS subject, t.answers AS x1, t.total AS n1,
            coalesce(b.answers, 0) AS x0, bt.total AS n0, bt.baseline_days
     FROM invalid_today AS t
-    JOIN invalid_baseline_total AS bt USING (platform)
-    LEFT JOIN invalid_baseline AS b USING (platform, reason)
+    JOIN invalid_baseline_total AS bt USING (date, platform)
+    LEFT JOIN invalid_baseline AS b USING (date, platform, reason)
     WHERE t.reason IN ('refusal', 'error')
 ),
 candidates AS (
-    SELECT 'mention_rate' AS kind, t.platform, t.category, t.subject, t.x1, t.n1, b.x0, b.n0, b.baseline_days
+    SELECT 'mention_rate' AS kind, t.date, t.platform, t.category, t.subject, t.x1, t.n1, b.x0, b.n0, b.baseline_days
     FROM mention_today AS t
-    JOIN mention_baseline AS b USING (platform, category, subject)
+    JOIN mention_baseline AS b USING (date, platform, category, subject)
     UNION ALL
-    SELECT subject || '_share', platform, category, subject, x1, n1, x0, n0, baseline_days
+    SELECT subject || '_share', date, platform, category, subject, x1, n1, x0, n0, baseline_days
     FROM shares
 ),
-tested AS (
-    SELECT *, two_proportion_z(x1, n1, x0, n0) AS z, normal_two_sided_p(two_proportion_z(x1, n1, x0, n0)) AS p
+scored AS (
+    SELECT *, two_proportion_z(x1, n1, x0, n0) AS z
     FROM candidates
     WHERE n0 > 0 AND baseline_days >= 3
 ),
+tested AS (
+    SELECT *, normal_two_sided_p(z) AS p
+    FROM scored
+),
 ranked AS (
-    SELECT *, row_number() OVER (ORDER BY p, kind, subject) AS p_rank, count(*) OVER () AS tests
+    SELECT *, row_number() OVER (PARTITION BY date, platform ORDER BY p, kind, subject) AS p_rank,
+           count(*) OVER (PARTITION BY date, platform) AS tests
     FROM tested
 ),
 adjusted AS (
-    SELECT *, least(1.0, min(p * tests / p_rank) OVER (ORDER BY p_rank DESC ROWS UNBOUNDED PRECEDING)) AS q_value
+    SELECT *, least(1.0, min(p * tests / p_rank) OVER (
+               PARTITION BY date, platform ORDER BY p_rank DESC ROWS UNBOUNDED PRECEDING)) AS q_value
     FROM ranked
 )
 SELECT
-    CAST($date AS DATE) AS date,
+    date,
     platform,
     kind,
     category,

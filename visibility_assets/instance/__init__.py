@@ -2,6 +2,8 @@
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import DagsterInstance
@@ -13,6 +15,12 @@ INSTANCE_YAML = {
     "postgres": Path(__file__).parent / "dagster.postgres.yaml",
 }
 PG_URL_ENV = "VISIBILITY_PG_URL"
+# Dagster records one event per partition of a range run: a 540-partition backfill of the four
+# incremental SQL models writes ~2,200 "planned" and ~2,200 materialization events, which is
+# most of its time. Two switches, environment variables that Dagster itself reads, cut that.
+EVENT_BATCH_SIZE_ENV = "DAGSTER_EVENT_BATCH_SIZE"
+PLANNED_SUBSET_ENV = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
+EVENT_BATCH_SIZE = "1000"
 LOCAL_PG_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/test"
 
 
@@ -32,3 +40,28 @@ def ensure_dagster_home(kind: str = "sqlite") -> Path:
 def get_instance(kind: str = "sqlite") -> DagsterInstance:
     ensure_dagster_home(kind)
     return DagsterInstance.get()
+
+
+def batch_event_writes() -> None:
+    """Have run workers write a step's asset events as batches of up to EVENT_BATCH_SIZE: on
+    PostgreSQL storage one multi-row insert instead of one transaction per partition (a
+    90-day backfill went from 61 s to 8 s); SQLite storage still writes them one by one.
+    Dagster falls back to single writes if a batch fails. A value the user set is kept."""
+    os.environ.setdefault(EVENT_BATCH_SIZE_ENV, EVENT_BATCH_SIZE)
+
+
+@contextmanager
+def planned_events_as_subsets() -> Iterator[None]:
+    """Runs created inside record one "planned" event per asset holding the partition subset,
+    not one per partition (a 90-day backfill on SQLite: 60 s -> 35 s). Dagster's trade-off:
+    if such a run fails, its partitions are not marked failed in the UI (the run is). Used for
+    the range runs this package creates itself; see the README for the daemon and webserver."""
+    previous = os.environ.get(PLANNED_SUBSET_ENV)
+    os.environ[PLANNED_SUBSET_ENV] = "true"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(PLANNED_SUBSET_ENV, None)
+        else:
+            os.environ[PLANNED_SUBSET_ENV] = previous

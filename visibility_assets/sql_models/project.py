@@ -2,9 +2,15 @@
 
 A model is `dbt_like_sql/<layer>/<name>.sql`, plain DuckDB SQL whose header declares
 `-- kind: view | table | incremental` and `-- grain: col, col`. It reads its inputs only
-through `{{ ref('name') }}` (another model or a table written by a Python asset) and gets
-partition values as named parameters `$date`, `$platform` (and `$run_id`). Tests live in
-`<name>.yml` beside it. Adding a model is adding a file.
+through `{{ ref('name') }}` (another model or a table written by a Python asset). An
+incremental model gets the partitions it builds in one of two ways:
+
+- `{{ run_partitions }}`: a relation (date, platform) of every partition of the run, so
+  that a backfill of 540 partitions runs the model once (set-based; the shipped models);
+- the named parameters `$date` and `$platform`: the model is run once per partition.
+
+Either way partition values are bound as parameters, never formatted into the text;
+`$run_id` is bound too. Tests live in `<name>.yml` beside it. Adding a model is adding a file.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_sql"
 KINDS = ("view", "table", "incremental")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")
+RUN_PARTITIONS = re.compile(r"\{\{\s*run_partitions\s*\}\}")
+RUN_PARTITIONS_TABLE = "run_partitions"  # a temporary table the runner fills before each build
 HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.M)
 TEST_KINDS = ("not_null", "unique", "accepted_values", "expression")
 
@@ -64,9 +72,15 @@ class Model:
     def partitioned(self) -> bool:
         return self.kind == "incremental"
 
+    @property
+    def set_based(self) -> bool:
+        """Builds all of a run's partitions in one statement, through {{ run_partitions }}."""
+        return bool(RUN_PARTITIONS.search(self.sql))
+
     def compiled(self) -> str:
         """The SQL with each ref replaced by the (validated) table name it stands for."""
-        return REF.sub(lambda m: m.group(1), self.sql).strip().rstrip(";")
+        sql = RUN_PARTITIONS.sub(RUN_PARTITIONS_TABLE, self.sql)
+        return REF.sub(lambda m: m.group(1), sql).strip().rstrip(";")
 
 
 @dataclass(frozen=True)
@@ -118,10 +132,18 @@ def _read_model(root: Path, path: Path) -> Model:
     for ref in refs:
         if not NAME.match(ref):
             raise ModelError(f"{path}: ref('{ref}') is not a valid model name")
-    if "{{" in REF.sub("", sql):
-        raise ModelError(f"{path}: only {{{{ ref('name') }}}} may appear between double braces")
-    if kind == "incremental" and ("$date" not in sql or "$platform" not in sql):
-        raise ModelError(f"{path}: an incremental model must filter on $date and $platform")
+    if "{{" in RUN_PARTITIONS.sub("", REF.sub("", sql)):
+        raise ModelError(f"{path}: only {{{{ ref('name') }}}} and {{{{ run_partitions }}}} may appear"
+                         " between double braces")
+    per_partition = "$date" in sql and "$platform" in sql
+    if kind == "incremental" and not (RUN_PARTITIONS.search(sql) or per_partition):
+        raise ModelError(f"{path}: an incremental model must select its partitions through"
+                         " {{ run_partitions }} or filter on $date and $platform")
+    if RUN_PARTITIONS.search(sql) and ("$date" in sql or "$platform" in sql):
+        raise ModelError(f"{path}: a model reading {{{{ run_partitions }}}} gets no $date or $platform"
+                         " (it builds every partition of the run at once)")
+    if kind != "incremental" and RUN_PARTITIONS.search(sql):
+        raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
     relative = path.relative_to(root)
     layer = relative.parts[0] if len(relative.parts) > 1 else "models"
     return Model(name, path, layer, kind, grain, sql, refs, _read_tests(path.with_suffix(".yml"), name))

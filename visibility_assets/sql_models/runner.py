@@ -2,7 +2,7 @@
 
 Statements are assembled from the model's validated name and its compiled SQL, the way
 dbt renders a materialization; partition values never enter the text: they are bound as
-the named parameters $date, $platform and $run_id.
+parameters, into the run_partitions table or as $date and $platform, with $run_id.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 
 import duckdb
 
-from .project import Model, ModelTest, SqlProject
+from .project import RUN_PARTITIONS_TABLE, Model, ModelTest, SqlProject
 
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -38,15 +38,28 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
         return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
     if not partitions:
         return 0
+    fill_run_partitions(conn, partitions)
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
     conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
                  _bind(body, runs[0]))
     _append_new_columns(conn, model, body, runs[0])
     keys = {"keys": partition_keys(partitions)}
     conn.execute("DELETE FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()
-    # One prepared INSERT executed once per partition, each with its own $date and $platform.
-    conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [_bind(body, r) for r in runs])
+    if model.set_based:
+        # One statement for the whole run; rows outside the run's partitions are not its to write.
+        conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM (" + body + ") SEMI JOIN "
+                     + RUN_PARTITIONS_TABLE + " USING (date, platform)", _bind(body, runs[0])).fetchall()
+    else:
+        # One prepared INSERT executed once per partition, each with its own $date and $platform.
+        conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [_bind(body, r) for r in runs])
     return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()[0][0]
+
+
+def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[str, str]]) -> None:
+    """The run's partitions as a temporary table (date, platform), for {{ run_partitions }}."""
+    conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS_TABLE + " AS SELECT CAST(unnest($dates) AS DATE)"
+                 " AS date, unnest($platforms) AS platform",
+                 {"dates": [date for date, _ in partitions], "platforms": [platform for _, platform in partitions]})
 
 
 def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> None:
