@@ -15,6 +15,7 @@ rejected it, so "why was my brand not counted?" has an answer. The rules, in ord
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ahocorasick_rs import AhoCorasick
 
@@ -93,8 +94,10 @@ class AliasMatcher:
         if not matches:
             return []
         # Leftmost first, and the longest of those starting at the same place, so that the
-        # first hit that passes scope and boundary takes its span (rule 3).
-        matches.sort(key=lambda m: (m[1], -m[2]))
+        # first hit that passes scope and boundary takes its span (rule 3). Two stable sorts
+        # on C-level keys cost a third of one sort on a Python key.
+        matches.sort(key=itemgetter(2), reverse=True)
+        matches.sort(key=itemgetter(1))
         hits: list[AliasHit] = []
         size, body_end, excluded, contexts = len(text), scope.body_end, scope.excluded, self.contexts
         taken_until, winner = -1, ""
