@@ -134,7 +134,8 @@ class Analyzer:
         spans = normalized.original_spans(hits)
 
         body = strip_scope(text, scope)
-        structure = self._primary_list(body, accepted) if accepted else None
+        starts = [h.start for h in accepted]
+        structure = self._primary_list(body, accepted, starts) if accepted else None
         reason = self._invalid_reason(text, scope, question, accepted, structure is not None)
         if reason:
             for hit in accepted:
@@ -148,7 +149,7 @@ class Analyzer:
             result.mention_count += 1
 
         if structure:
-            self._rank(structure, body, accepted, brands)
+            self._rank(structure, body, accepted, starts, brands)
         advised = _advised_against_brands(body, accepted)
         for name, result in brands.items():
             result.recommended = not (name in advised and result.list_rank is None)
@@ -202,16 +203,17 @@ class Analyzer:
     # --- lists and recommendation -------------------------------------------------------
 
     @staticmethod
-    def _primary_list(body: str, accepted: list[AliasHit]) -> Structure | None:
+    def _primary_list(body: str, accepted: list[AliasHit], starts: list[int]) -> Structure | None:
         for structure in find_structures(body):
-            if any(_option_of(body, item, accepted) for item in structure.items):
+            if any(_option_of(body, item, accepted, starts) for item in structure.items):
                 return structure
         return None
 
     @staticmethod
-    def _rank(structure: Structure, body: str, accepted: list[AliasHit], brands: dict[str, BrandResult]) -> None:
+    def _rank(structure: Structure, body: str, accepted: list[AliasHit], starts: list[int],
+              brands: dict[str, BrandResult]) -> None:
         for position, item in enumerate(structure.items, start=1):
-            option = _option_of(body, item, accepted)
+            option = _option_of(body, item, accepted, starts)
             if option and brands[option].list_rank is None:
                 brands[option].list_rank = position
 
@@ -234,19 +236,18 @@ def _weighs_options(body: str) -> bool:
     return False
 
 
-def _option_of(body: str, item, accepted: list[AliasHit]) -> str | None:
+def _option_of(body: str, item, accepted: list[AliasHit], starts: list[int]) -> str | None:
     """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
     heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
-    "与钉钉定位相近" or "Similar to AWS" offer no brand."""
-    for hit in accepted:
-        if hit.start >= item.lead_end:
-            return None
-        if hit.start >= item.lead_start:
-            if item.titled:
-                return hit.brand
-            opening = body[item.lead_start:hit.start]
-            return hit.brand if not any(c.isalnum() for c in opening) else None
-    return None
+    "与钉钉定位相近" or "Similar to AWS" offer no brand. starts: the accepted hits' starts."""
+    index = bisect_left(starts, item.lead_start)
+    if index == len(starts) or starts[index] >= item.lead_end:
+        return None
+    hit = accepted[index]
+    if item.titled:
+        return hit.brand
+    opening = body[item.lead_start:hit.start]
+    return hit.brand if not any(c.isalnum() for c in opening) else None
 
 
 def _advised_against_brands(body: str, accepted: list[AliasHit]) -> set[str]:

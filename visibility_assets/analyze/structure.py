@@ -47,14 +47,13 @@ class Structure:
 
 def _lead(line: str, offset: int, content_start: int) -> Item:
     """The option an item names: its bold opening, else the text up to the first separator."""
-    rest = line[content_start:]
-    if rest.startswith("**"):
-        close = rest.find("**", 2)
-        if close > 2:
-            return Item(offset + content_start + 2, offset + content_start + close)
-    match = LEAD_END.search(rest)
-    end = match.start() if match and match.start() > 0 else len(rest)
-    return Item(offset + content_start, offset + content_start + end, titled=False)
+    if line.startswith("**", content_start):
+        close = line.find("**", content_start + 2)
+        if close > content_start + 2:
+            return Item(offset + content_start + 2, offset + close)
+    match = LEAD_END.search(line, content_start)
+    end = match.start() if match and match.start() > content_start else len(line)
+    return Item(offset + content_start, offset + end, False)
 
 
 RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?\d{1,2}\.?\s*$")
@@ -62,11 +61,15 @@ RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?\d{1,2}\.?\s*$")
 
 def _option_cell(line: str, offset: int) -> Item:
     """The first cell of a table row, or the next one when the first only holds a rank number."""
-    cells, position = [], line.index("|") + 1
-    for cell in line[position:].split("|"):
-        cells.append((position, cell))
-        position += len(cell) + 1
-    start, cell = cells[1] if len(cells) > 2 and RANK_CELL.match(cells[0][1]) else cells[0]
+    start = line.index("|") + 1
+    stop = line.find("|", start)
+    if stop == -1:
+        stop = len(line)
+    else:
+        after = line.find("|", stop + 1)
+        if after != -1 and RANK_CELL.match(line[start:stop]):
+            start, stop = stop + 1, after
+    cell = line[start:stop]
     begin = start + len(cell) - len(cell.lstrip())
     return Item(offset + begin, offset + start + len(cell.rstrip()))
 

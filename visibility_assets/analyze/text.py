@@ -52,7 +52,9 @@ def _fold(text: str) -> str:
                 half = half.replace(char, chr(ord(char) - 0xFEE0))
         if not unicodedata.is_normalized("NFKC", half):
             half = FULL_WIDTH.sub(_half_width, half)
-        text = half if unicodedata.is_normalized("NFKC", half) else unicodedata.normalize("NFKC", text)
+            if not unicodedata.is_normalized("NFKC", half):
+                half = unicodedata.normalize("NFKC", text)
+        text = half
     return text.casefold()
 
 
