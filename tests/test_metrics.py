@@ -1,17 +1,18 @@
 """The SQL models on a partition built by hand, checked against values computed here."""
 
 import math
+import os
 import shutil
 from datetime import date, timedelta
 
 import duckdb
 import pyarrow as pa
 import pytest
-from dagster import materialize
+from dagster import DagsterEventType, materialize
 
 from visibility_assets.clean.samples import SCHEMAS
 from visibility_assets.definitions import resources
-from visibility_assets.instance import get_instance
+from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
 from visibility_assets.operations import RANGE_END, RANGE_START
 from visibility_assets.partitions import partition_key
 from visibility_assets.paths import warehouse_path
@@ -168,6 +169,20 @@ def test_a_jump_against_the_trailing_week_is_one_alert_whether_built_as_a_range_
     for day in days:
         assert _materialize(day=day).success
     assert _alerts() == alerts
+
+
+def test_a_range_run_created_with_subset_planned_events_plans_each_asset_once(visibility_home):
+    """What `visibility backfill` does: one planned event per asset, one materialization per partition."""
+    days = [DAY - timedelta(days=1), DAY]
+    for day in days:
+        _write_partition(day=day)
+    with planned_events_as_subsets():
+        result = _materialize_range(days[0], DAY)
+    assert result.success and PLANNED_SUBSET_ENV not in os.environ
+    planned = get_instance().all_logs(result.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED)
+    assert len(planned) == len(MODELS)
+    materialized = [e.asset_key.to_user_string() for e in result.get_asset_materialization_events()]
+    assert materialized.count("int_brand_daily") == 2 and materialized.count("stg_samples") == 1
 
 
 def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibility_home, tmp_path):
