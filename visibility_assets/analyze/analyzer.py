@@ -75,7 +75,7 @@ NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
 
 
-@dataclass
+@dataclass(slots=True)
 class BrandResult:
     mentioned: bool = False
     mention_count: int = 0
@@ -92,7 +92,7 @@ class BrandResult:
 NOT_MENTIONED = BrandResult().as_json()
 
 
-@dataclass
+@dataclass(slots=True)
 class Analysis:
     valid: bool
     invalid_reason: str | None
@@ -156,7 +156,7 @@ class Analyzer:
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = _citations(without_think)
-        has_citation = bool(citations) or bool(CITATION_MARKER.search(without_think))
+        has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, spans,
                         structure.kind if structure else None, advised)
 
@@ -300,6 +300,8 @@ def _clause_end(body: str, position: int) -> int:
 
 
 def _citations(text: str) -> list[str]:
+    if "http" not in text:  # the common case, at a tenth of the regex's cost
+        return []
     seen: dict[str, None] = {}
     for match in URL_IN_ORIGINAL.finditer(text):
         url = match.group(0).rstrip(URL_TRAILING_PUNCTUATION)

@@ -73,7 +73,9 @@ class AliasMatcher:
                                    key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS)
                 if all(e.brand != brand.name or e.category != brand.category for e in entries.get(key, [])):
                     entries.setdefault(key, []).append(entry)
-        self.entries = [tuple(alias_entries) for alias_entries in entries.values()]  # by pattern index
+        # By pattern index: the entries, then the first entry's boundary flags and alias.
+        self.patterns = [(tuple(group), group[0].latin_start, group[0].latin_end, group[0].alias)
+                         for group in entries.values()]
         # ahocorasick-rs (Rust; offsets in characters for a str): on the bench corpus its
         # overlapping scan took 15 us per answer where pyahocorasick's iter took 33-47 us.
         self.automaton = AhoCorasick(list(entries))
@@ -101,20 +103,20 @@ class AliasMatcher:
         hits: list[AliasHit] = []
         size, body_end, excluded, contexts = len(text), scope.body_end, scope.excluded, self.contexts
         taken_until, winner = -1, ""
+        patterns = self.patterns
         for index, start, end in matches:
-            entries = self.entries[index]
-            first = entries[0]
+            entries, latin_start, latin_end, alias = patterns[index]
             rule = scope.reason_at(start, end) if excluded or start >= body_end else None
             if rule is None and (
-                (first.latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
-                or (first.latin_end and end < size and text[end] in ASCII_LETTERS)
+                (latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
+                or (latin_end and end < size and text[end] in ASCII_LETTERS)
             ):
                 rule = "boundary"
             if rule is None:
                 if start < taken_until:
                     rule = f"overlapped_by:{winner}"
                 else:
-                    taken_until, winner = end, first.alias
+                    taken_until, winner = end, alias
             for entry in entries:
                 hit = AliasHit(entry.brand, entry.category, entry.alias, start, end,
                                rule or (ACCEPTED if entry.category == category else "other_category"))

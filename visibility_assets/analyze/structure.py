@@ -35,7 +35,7 @@ class Item(NamedTuple):  # a tuple: answers hold dozens of items and a dataclass
     titled: bool = True  # the lead is a title (bold, heading, table cell), not a sentence's start
 
 
-@dataclass
+@dataclass(slots=True)
 class Structure:
     kind: str  # numbered | bullet | table | heading | bold
     start: int
