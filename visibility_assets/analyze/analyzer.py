@@ -7,8 +7,6 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ahocorasick_rs import AhoCorasick
-
 from ..config import BrandCatalog
 from .matcher import ACCEPTED, AliasHit, AliasMatcher
 from .structure import Structure, find_structures
@@ -49,9 +47,9 @@ SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
 NEGATIVE_IN_CLAUSE_AFTER = re.compile(
     r"不推荐|不建议|不太推荐|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
     r"isn't recommended|is best avoided|not recommended")
-# Every negative check below needs one of these in the answer: one Aho-Corasick pass (3 us)
-# spares the regexes on the answers that advise against nothing (a regex gate took 12 us).
-NEGATIVE_GATE = AhoCorasick(list(NEGATIVE_CUES_BEFORE) + ["不值得", "isn't recommended", "is best avoided"])
+# Every negative check below needs one of these near the brand: the alias matcher locates
+# them in its one pass, and only hits with one in reach are read closely.
+NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "isn't recommended", "is best avoided")
 # A clause with no brand that closes a sentence by advising against what it named before.
 DANGLING_NEGATIVE = re.compile(
     r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议)(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买))?\s*$")
@@ -118,7 +116,7 @@ class Analysis:
 class Analyzer:
     def __init__(self, catalog: BrandCatalog):
         self.catalog = catalog
-        self.matcher = AliasMatcher(catalog)
+        self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         self.all_aliases = frozenset(normalize(a).text for b in catalog.brands for a in b.aliases)
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
@@ -129,7 +127,7 @@ class Analyzer:
         normalized = normalize(answer or "")
         text = normalized.text
         scope = find_scope(text)
-        hits = self.matcher.hits(text, category, scope)
+        hits, cue_starts = self.matcher.scan(text, category, scope)
         accepted = [h for h in hits if h.rule == ACCEPTED]
         spans = normalized.original_spans(hits)
 
@@ -150,7 +148,7 @@ class Analyzer:
 
         if structure:
             self._rank(structure, body, accepted, starts, brands)
-        advised = _advised_against_brands(body, accepted)
+        advised = _advised_against_brands(body, accepted, cue_starts)
         for name, result in brands.items():
             result.recommended = not (name in advised and result.list_rank is None)
 
@@ -186,7 +184,7 @@ class Analyzer:
         names (a 小米粥 recipe for a phone question) and weighs nothing."""
         terms = _question_terms(question)
         if names_brands:
-            return bool(ADVICE_TERMS.search(body)) or any(t in body for t in self._terms_beyond_brands(terms))
+            return any(t in body for t in self._terms_beyond_brands(terms)) or bool(ADVICE_TERMS.search(body))
         found = sum(1 for t in terms if t in body)
         if terms and found >= max(1, round(len(terms) * 0.15)):
             return True
@@ -250,10 +248,10 @@ def _option_of(body: str, item, accepted: list[AliasHit], starts: list[int]) -> 
     return hit.brand if not any(c.isalnum() for c in opening) else None
 
 
-def _advised_against_brands(body: str, accepted: list[AliasHit]) -> set[str]:
+def _advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list[int]) -> set[str]:
     """The brands the answer advises against: a hit is read closely only when a negative cue
-    starts between NEGATIVE_WINDOW before it and its sentence's end (the reach of the rules)."""
-    cue_starts = sorted(start for _, start, _ in NEGATIVE_GATE.find_matches_as_indexes(body, overlapping=True))
+    starts between NEGATIVE_WINDOW before it and its sentence's end (the reach of the rules).
+    cue_starts: where NEGATIVE_GATE_CUES occur in the answer, in order."""
     advised: set[str] = set()
     if not cue_starts:
         return advised

@@ -100,7 +100,7 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
     started = time.perf_counter()
     for text, _, category in corpus:
         folded = normalize(text)
-        analyzer.matcher.hits(folded.text, category, find_scope(folded.text))
+        analyzer.matcher.scan(folded.text, category, find_scope(folded.text))
     matching_s = time.perf_counter() - started
 
     sample = corpus[: min(len(corpus), BASELINE_SAMPLE)]
