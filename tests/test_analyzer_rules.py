@@ -2,7 +2,12 @@
 
 import pytest
 
-from visibility_assets.analyze.analyzer import Analyzer
+from visibility_assets.analyze.analyzer import (
+    NEGATIVE_CUES_BEFORE,
+    NEGATIVE_GATE_CUES,
+    NEGATIVE_IN_CLAUSE_AFTER,
+    Analyzer,
+)
 from visibility_assets.config import Brand, BrandCatalog
 
 
@@ -149,3 +154,9 @@ def test_positions_map_back_to_the_original_text():
     hit = next(h for h, span in zip(result.hits, result.hit_spans) if h.brand == "AWS")
     start, end = result.hit_spans[result.hits.index(hit)]
     assert answer[start:end] == "ＡＷＳ"
+
+
+def test_every_negative_cue_the_rules_read_is_one_the_gate_finds():
+    """Hits with no gate cue in reach are never read closely: a cue missing from the gate would never count."""
+    cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议"]
+    assert [cue for cue in cues if not any(gate in cue for gate in NEGATIVE_GATE_CUES)] == []
