@@ -30,15 +30,16 @@ def run_backfill(since: date, until: date, platforms: list[str], out=sys.stdout)
     print(f"brand catalog {version}: re-analysing {since} .. {until} for {', '.join(platforms)}", file=out, flush=True)
     selection = reanalysis_keys()
     failures = 0
-    for platform in platforms:
-        with planned_events_as_subsets():
+    with planned_events_as_subsets():  # one planned event per asset, not per partition
+        for platform in platforms:
             result = materialize(assets, selection=selection, instance=instance, resources=resources(),
                                  tags=backfill_tags(since, until, platform), run_config=QUIET_RUN,
                                  raise_on_error=False)
-        samples = next((e.materialization.metadata["samples"].value for e in result.get_asset_materialization_events()
-                        if e.asset_key.to_user_string() == "cleaned_samples" and "samples" in e.materialization.metadata),
-                       0)
-        failures += not result.success
-        print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
-              f" (run {result.run_id})", file=out, flush=True)
+            samples = next((e.materialization.metadata["samples"].value
+                            for e in result.get_asset_materialization_events()
+                            if e.asset_key.to_user_string() == "cleaned_samples"
+                            and "samples" in e.materialization.metadata), 0)
+            failures += not result.success
+            print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
+                  f" (run {result.run_id})", file=out, flush=True)
     return 1 if failures else 0

@@ -8,8 +8,7 @@ import os
 import signal
 import sys
 import warnings
-from datetime import date as Date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import date as Date
 
 from .config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
 from .simulator.launch import SimulatorPortBusy
@@ -34,10 +33,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer: {text!r}")
     return value
-
-
-def yesterday_in_shanghai() -> Date:
-    return datetime.now(ZoneInfo("Asia/Shanghai")).date() - timedelta(days=1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,7 +119,8 @@ def _config(args):
 def _demo(args) -> int:
     config = _config(args)  # validate before anything is imported, started or written
     from .demo import demo_dates, run_demo
-    end = args.date or yesterday_in_shanghai()
+    from .operations import yesterday
+    end = args.date or yesterday()
     return run_demo(config, demo_dates(end, args.days))
 
 
@@ -157,7 +153,8 @@ def _simulate(args) -> int:
 
 def _backfill(args) -> int:
     config = _config(args)
-    until = args.until or yesterday_in_shanghai()
+    from .operations import yesterday
+    until = args.until or yesterday()
     if args.since > until:
         raise UserError(f"--since {args.since} is after --until {until}")
     platforms = args.platform or config.platform_names

@@ -1,8 +1,13 @@
-"""One DuckDB transaction helper for the warehouse and the collection journals."""
+"""DuckDB helpers shared by the warehouse, the SQL model runner and the collection journals."""
 
+import re
 from contextlib import contextmanager
 
 import duckdb
+
+PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+RUN_PARTITIONS = "run_partitions"  # a temporary table (date, platform): the partitions being written
+IN_RUN_PARTITIONS = "(date, platform) IN (SELECT date, platform FROM " + RUN_PARTITIONS + ")"
 
 
 @contextmanager
@@ -15,3 +20,17 @@ def transaction(conn: duckdb.DuckDBPyConnection):
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def bind(sql: str, params: dict) -> dict | None:
+    """The named parameters the statement uses (DuckDB rejects unused ones)."""
+    used = {name: params[name] for name in dict.fromkeys(PARAMETER.findall(sql))}
+    return used or None
+
+
+def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[str, str]]) -> None:
+    """The partitions as the temporary table RUN_PARTITIONS, so that a statement can select or
+    delete all of them at once (WHERE IN_RUN_PARTITIONS, or SEMI JOIN run_partitions)."""
+    conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS + " AS SELECT CAST(unnest($dates) AS DATE)"
+                 " AS date, unnest($platforms) AS platform",
+                 {"dates": [date for date, _ in partitions], "platforms": [platform for _, platform in partitions]})

@@ -7,6 +7,7 @@ from datetime import date
 import duckdb
 
 from .paths import warehouse_path
+from .warehouse import open_read_only
 
 
 class ExplainError(Exception):
@@ -53,7 +54,7 @@ def explain(day: date, platform: str, brand: str, limit: int = 5) -> str:
     if not path.exists():
         raise ExplainError(f"no warehouse at {path}: run `visibility demo` or materialize partitions first")
     key = {"date": day, "platform": platform, "brand": brand}
-    with duckdb.connect(str(path), read_only=True) as conn:
+    with open_read_only(path) as conn:
         try:
             metric = conn.execute(METRIC, key).fetchall()
         except duckdb.CatalogException:

@@ -21,7 +21,7 @@ from dagster import (
 
 from .config import load_config
 from .partitions import TIMEZONE, daily_platform_partitions, partition_key, partition_tags
-from .paths import warehouse_path
+from .warehouse import open_read_only
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 LOOKBACK_ENV = "VISIBILITY_REANALYSIS_DAYS"
@@ -41,7 +41,7 @@ nightly_job = define_asset_job(
 REANALYSIS = AssetSelection.keys("cleaned_samples").downstream() - AssetSelection.keys("visibility_report")
 
 
-def nightly_run_requests(scheduled_at: datetime, deadline: str = DEFAULT_DEADLINE) -> list[RunRequest]:
+def nightly_run_requests(scheduled_at: datetime) -> list[RunRequest]:
     """One run per platform for the previous day (Asia/Shanghai), tagged with its partition."""
     day = (scheduled_at.astimezone(ZoneInfo(TIMEZONE)).date() - timedelta(days=1)).isoformat()
     return [
@@ -49,7 +49,7 @@ def nightly_run_requests(scheduled_at: datetime, deadline: str = DEFAULT_DEADLIN
             run_key=f"nightly-{day}-{platform}",
             partition_key=str(partition_key(day, platform)),
             tags=partition_tags(day, platform),
-            run_config={"ops": {"raw_ai_responses": {"config": {"deadline": deadline}}}},
+            run_config={"ops": {"raw_ai_responses": {"config": {"deadline": DEFAULT_DEADLINE}}}},
         )
         for platform in load_config().platform_names
     ]
@@ -81,7 +81,7 @@ def yesterday() -> date:
 def first_collected_day() -> date | None:
     """The first day with raw answers, or None when the warehouse is busy or empty."""
     try:
-        with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        with open_read_only() as conn:
             return conn.execute("SELECT min(date) FROM raw_ai_responses").fetchall()[0][0]
     except duckdb.Error:
         return None
@@ -94,7 +94,8 @@ def first_collected_day() -> date | None:
     " everything downstream, never raw_ai_responses.",
 )
 def catalog_change_sensor(context: SensorEvaluationContext):
-    version = load_config().catalog.version
+    config = load_config()
+    version = config.catalog.version
     if context.cursor == version:
         return SkipReason(f"brands.yaml unchanged ({version})")
     if context.cursor is None:
@@ -102,11 +103,12 @@ def catalog_change_sensor(context: SensorEvaluationContext):
     until = yesterday()
     since = until - timedelta(days=int(os.environ.get(LOOKBACK_ENV, DEFAULT_LOOKBACK_DAYS)) - 1)
     since = max(since, first_collected_day() or since)
+    keys = reanalysis_keys()
     requests = [RunRequest(run_key=f"catalog-{version}", asset_selection=[AssetKey("brand_catalog")])]
     requests += [
-        RunRequest(run_key=f"reanalysis-{version}-{platform}", asset_selection=reanalysis_keys(),
+        RunRequest(run_key=f"reanalysis-{version}-{platform}", asset_selection=keys,
                    tags=backfill_tags(since, until, platform))
-        for platform in load_config().platform_names
+        for platform in config.platform_names
     ]
     return SensorResult(run_requests=requests, cursor=version)
 

@@ -8,7 +8,6 @@ one transaction, so re-running a partition replaces it exactly.
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import duckdb
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
-from .db import transaction
+from .db import IN_RUN_PARTITIONS, bind, fill_run_partitions, transaction
 from .paths import warehouse_path
 
 RAW_SCHEMA = """
@@ -96,24 +95,19 @@ PUBLISH_COLLECTION = (
        FROM journal.attempts t JOIN journal.requests r USING (request_key)""",
 )
 
-# Tables written partition by partition (date x platform), and how a partition is cleared.
-DELETE_PARTITION = {
-    "cleaned_samples": "DELETE FROM cleaned_samples WHERE date = $date AND platform = $platform",
-    "sample_brand_results": "DELETE FROM sample_brand_results WHERE date = $date AND platform = $platform",
-    "entity_matches": "DELETE FROM entity_matches WHERE date = $date AND platform = $platform",
-    "sample_state_history": "DELETE FROM sample_state_history WHERE date = $date AND platform = $platform",
-    "sample_quarantine": "DELETE FROM sample_quarantine WHERE date = $date AND platform = $platform",
-}
-
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+# Tables written partition by partition (date x platform) through replace_partitions.
+PARTITIONED_TABLES = frozenset(
+    ("cleaned_samples", "sample_brand_results", "entity_matches", "sample_state_history", "sample_quarantine"))
 
 
 def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | None = None) -> None:
     """Run statements in order, each with only the named parameters it uses."""
-    params = params or {}
     for statement in statements:
-        used = {name: params[name] for name in _PARAMETER.findall(statement)}
-        conn.execute(statement, used or None)
+        conn.execute(statement, bind(statement, params or {}))
+
+
+def open_read_only(path: Path | None = None) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(path or warehouse_path()), read_only=True)
 
 
 class WarehouseResource(DuckDBResource):
@@ -145,11 +139,13 @@ class WarehouseResource(DuckDBResource):
         with self.transaction() as conn:
             existing = {name for (name,) in conn.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+            fill_run_partitions(conn, partitions)
             for name, table in tables.items():
+                if name not in PARTITIONED_TABLES:
+                    raise ValueError(f"{name} is not a partitioned warehouse table")
                 if name not in existing:
                     conn.from_arrow(table.slice(0, 0)).create(name)
-                for date, platform in partitions:
-                    conn.execute(DELETE_PARTITION[name], {"date": date, "platform": platform}).fetchall()
+                conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
                 if table.num_rows:
                     conn.from_arrow(table).insert_into(name)
 

@@ -115,7 +115,6 @@ class Analysis:
 
 class Analyzer:
     def __init__(self, catalog: BrandCatalog):
-        self.catalog = catalog
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         self.all_aliases = frozenset(normalize(a).text for b in catalog.brands for a in b.aliases)
@@ -132,8 +131,7 @@ class Analyzer:
         spans = normalized.original_spans(hits)
 
         body = strip_scope(text, scope)
-        starts = [h.start for h in accepted]
-        structure = self._primary_list(body, accepted, starts) if accepted else None
+        structure, options = _primary_list(body, accepted) if accepted else (None, [])
         reason = self._invalid_reason(text, scope, question, accepted, structure is not None)
         if reason:
             for hit in accepted:
@@ -146,8 +144,9 @@ class Analyzer:
                 result = brands[hit.brand] = BrandResult(True, 0, len(brands) + 1)
             result.mention_count += 1
 
-        if structure:
-            self._rank(structure, body, accepted, starts, brands)
+        for position, option in enumerate(options, start=1):
+            if option and brands[option].list_rank is None:
+                brands[option].list_rank = position
         advised = _advised_against_brands(body, accepted, cue_starts)
         for name, result in brands.items():
             result.recommended = not (name in advised and result.list_rank is None)
@@ -198,23 +197,6 @@ class Analyzer:
             self._beyond_brands[terms] = cached
         return cached
 
-    # --- lists and recommendation -------------------------------------------------------
-
-    @staticmethod
-    def _primary_list(body: str, accepted: list[AliasHit], starts: list[int]) -> Structure | None:
-        for structure in find_structures(body):
-            if any(_option_of(body, item, accepted, starts) for item in structure.items):
-                return structure
-        return None
-
-    @staticmethod
-    def _rank(structure: Structure, body: str, accepted: list[AliasHit], starts: list[int],
-              brands: dict[str, BrandResult]) -> None:
-        for position, item in enumerate(structure.items, start=1):
-            option = _option_of(body, item, accepted, starts)
-            if option and brands[option].list_rank is None:
-                brands[option].list_rank = position
-
 
 @lru_cache(maxsize=4096)
 def _question_terms(question: str) -> frozenset[str]:
@@ -232,6 +214,17 @@ def _weighs_options(body: str) -> bool:
         if len(seen) >= MIN_ADVICE_TERMS:
             return True
     return False
+
+
+def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None, list[str | None]]:
+    """The first structure whose items offer a brand, with the brand each item offers (its
+    list_rank is the item's position)."""
+    starts = [h.start for h in accepted]
+    for structure in find_structures(body):
+        options = [_option_of(body, item, accepted, starts) for item in structure.items]
+        if any(options):
+            return structure, options
+    return None, []
 
 
 def _option_of(body: str, item, accepted: list[AliasHit], starts: list[int]) -> str | None:

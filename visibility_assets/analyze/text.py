@@ -21,11 +21,9 @@ class NormalizedText:
         """The original span of each object with .start and .end in the normalized text."""
         if self._origin is None:
             return [(s.start, s.end) for s in spans]
-        return [self.original_span(s.start, s.end) for s in spans]
+        return [self._original_span(s.start, s.end) for s in spans]
 
-    def original_span(self, start: int, end: int) -> tuple[int, int]:
-        if self._origin is None:
-            return start, end
+    def _original_span(self, start: int, end: int) -> tuple[int, int]:
         last = len(self.original)
         begin = self._origin[start] if start < len(self._origin) else last
         stop = self._origin[end - 1] + 1 if 0 < end <= len(self._origin) else begin

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from ..analyze.analyzer import ANALYZER_VERSION, Analysis, Analyzer
+from ..analyze.analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 from ..config import BrandCatalog
 
 # The life of a sample; each transition is a row of sample_state_history.
@@ -80,12 +80,11 @@ SCHEMAS = {
 }
 
 
-def _cites_domain(citations: list[str], domains: tuple[str, ...]) -> bool:
-    for url in citations:
-        host = (urlsplit(url).hostname or "").lower()
-        if any(host == d or host.endswith("." + d) for d in domains):
-            return True
-    return False
+def _cites_domain(hosts: list[str], domains: tuple[str, ...]) -> bool:
+    return any(host == d or host.endswith("." + d) for host in hosts for d in domains)
+
+
+NOT_NAMED = BrandResult()  # read only: the result of every brand an answer does not name
 
 
 class SampleCleaner:
@@ -102,13 +101,13 @@ class SampleCleaner:
             try:
                 self._clean_one(answer, history, batch)
             except Exception as exc:  # a sample that cannot be analysed must not sink the partition
-                history.move(FAILED, f"{type(exc).__name__}: {exc}")
-                batch.quarantine.append({**_key(answer), "run_id": self.run_id,
-                                         "error": f"{type(exc).__name__}: {exc}"[:1000], "at": _now()})
+                error = f"{type(exc).__name__}: {exc}"
+                history.move(FAILED, error)
+                batch.quarantine.append({**history.key, "run_id": self.run_id, "error": error[:1000], "at": _now()})
         return batch
 
     def _clean_one(self, answer: RawAnswer, history: _History, batch: CleanedBatch) -> None:
-        if answer.category not in self.catalog.categories:
+        if answer.category not in self.analyzer.brand_names:
             raise ValueError(f"category {answer.category!r} is not in the brand catalog")
         history.move(VALIDATING)
         analysis = self.analyzer.analyze(answer.answer_text, answer.question_text, answer.category)
@@ -116,36 +115,37 @@ class SampleCleaner:
         if analysis.valid:
             history.move(EXTRACTING)
             history.move(EXTRACTED, f"{len(analysis.mentioned)} brands")
-        batch.samples.append(self._sample_row(answer, analysis))
-        batch.brand_results.extend(self._brand_rows(answer, analysis))
-        batch.matches.extend(self._match_rows(answer, analysis))
+        batch.samples.append(self._sample_row(answer, analysis, history.key))
+        batch.brand_results.extend(self._brand_rows(answer, analysis, history.key))
+        batch.matches.extend(self._match_rows(answer, analysis, history.key))
         history.move(COMPLETED)
 
-    def _sample_row(self, answer: RawAnswer, analysis: Analysis) -> dict:
-        return {**_key(answer), "question_id": answer.question_id, "category": answer.category,
+    def _sample_row(self, answer: RawAnswer, analysis: Analysis, key: dict) -> dict:
+        return {**key, "question_id": answer.question_id, "category": answer.category,
                 "round": answer.round, "state": COMPLETED, "valid": analysis.valid,
                 "invalid_reason": analysis.invalid_reason, "brands_mentioned": len(analysis.mentioned),
                 "option_list_kind": analysis.option_list_kind, "citations": analysis.citations,
                 "has_citation": analysis.has_citation, "analyzer_version": ANALYZER_VERSION,
                 "config_version": self.catalog.version, "run_id": self.run_id, "cleaned_at": _now()}
 
-    def _brand_rows(self, answer: RawAnswer, analysis: Analysis) -> list[dict]:
+    def _brand_rows(self, answer: RawAnswer, analysis: Analysis, key: dict) -> list[dict]:
+        hosts = [(urlsplit(url).hostname or "").lower() for url in analysis.citations]
         rows = []
         for name in analysis.category_brands:
-            result = analysis.brand(name)
-            rows.append({**_key(answer), "category": answer.category, "brand": name, "valid": analysis.valid,
+            result = analysis.mentioned.get(name, NOT_NAMED)
+            rows.append({**key, "category": answer.category, "brand": name, "valid": analysis.valid,
                          "has_citation": analysis.has_citation, "mentioned": result.mentioned, "mention_count": result.mention_count,
                          "first_mention_order": result.first_mention_order, "list_rank": result.list_rank,
                          "recommended": result.recommended,
-                         "cites_own_domain": result.mentioned and _cites_domain(analysis.citations, self.domains[name])})
+                         "cites_own_domain": result.mentioned and _cites_domain(hosts, self.domains[name])})
         return rows
 
     @staticmethod
-    def _match_rows(answer: RawAnswer, analysis: Analysis) -> list[dict]:
+    def _match_rows(answer: RawAnswer, analysis: Analysis, key: dict) -> list[dict]:
         text = answer.answer_text
         rows = []
         for hit, (start, end) in zip(analysis.hits, analysis.hit_spans):
-            rows.append({**_key(answer), "brand": hit.brand, "brand_category": hit.category, "alias": hit.alias,
+            rows.append({**key, "brand": hit.brand, "brand_category": hit.category, "alias": hit.alias,
                          "start_pos": start, "end_pos": end, "matched_text": text[start:end],
                          "accepted": hit.accepted, "rule": hit.rule,
                          "excerpt": text[max(0, start - EXCERPT_RADIUS):end + EXCERPT_RADIUS]})

@@ -27,7 +27,6 @@ class AdaptiveRateLimiter:
         self._next_slot = time.monotonic()
         self._last_update = self._next_slot
         self._cooldown_until = 0.0
-        self.throttle_events = 0
         self.pauses = 0
 
     async def acquire(self) -> None:
@@ -48,7 +47,6 @@ class AdaptiveRateLimiter:
         """The platform answered 429 (Retry-After in seconds, if it said)."""
         now = time.monotonic()
         wait = retry_after if retry_after is not None else 1.0
-        self.throttle_events += 1
         if now >= self._cooldown_until:
             self.rate = max(self.min_rate, self.rate * DECREASE)
             self._cooldown_until = now + wait

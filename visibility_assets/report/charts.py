@@ -18,13 +18,15 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
             f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">' + "".join(body) + "</svg>")
 
 
-def _axis(x0: int, x1: int, y: int, ticks=(0, 0.25, 0.5, 0.75, 1.0), percent=True) -> list[str]:
+TICKS = (0, 0.25, 0.5, 0.75, 1.0)  # every chart shows shares, 0-100%
+
+
+def _axis(x0: int, x1: int, y: int) -> list[str]:
     parts = [f'<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#9ca3af"/>']
-    for t in ticks:
+    for t in TICKS:
         x = x0 + (x1 - x0) * t
-        label = f"{t:.0%}" if percent else f"{t:g}"
         parts.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#9ca3af"/>'
-                     f'<text x="{x:.1f}" y="{y + 16}" font-size="11" text-anchor="middle" fill="#4b5563">{label}</text>')
+                     f'<text x="{x:.1f}" y="{y + 16}" font-size="11" text-anchor="middle" fill="#4b5563">{t:.0%}</text>')
     return parts
 
 
@@ -77,7 +79,7 @@ def line_chart(dates: list[str], lines: dict[str, list[float | None]], label: st
     """One line per series over the dates (values 0..1; None leaves a gap)."""
     left, width, top, height = 50, 520, 14, 180
     body = []
-    for t in (0, 0.25, 0.5, 0.75, 1.0):
+    for t in TICKS:
         y = top + height * (1 - t)
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + width}" y2="{y:.1f}" stroke="#e5e7eb"/>'
                     f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#4b5563">{t:.0%}</text>')

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import yaml
 
+from ..db import RUN_PARTITIONS
+
 PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_sql"
 KINDS = ("view", "table", "incremental")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")
-RUN_PARTITIONS = re.compile(r"\{\{\s*run_partitions\s*\}\}")
-RUN_PARTITIONS_TABLE = "run_partitions"  # a temporary table the runner fills before each build
+RUN_PARTITIONS_REF = re.compile(r"\{\{\s*run_partitions\s*\}\}")
 HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.M)
 TEST_KINDS = ("not_null", "unique", "accepted_values", "expression")
 
@@ -75,11 +76,11 @@ class Model:
     @property
     def set_based(self) -> bool:
         """Builds all of a run's partitions in one statement, through {{ run_partitions }}."""
-        return bool(RUN_PARTITIONS.search(self.sql))
+        return bool(RUN_PARTITIONS_REF.search(self.sql))
 
     def compiled(self) -> str:
         """The SQL with each ref replaced by the (validated) table name it stands for."""
-        sql = RUN_PARTITIONS.sub(RUN_PARTITIONS_TABLE, self.sql)
+        sql = RUN_PARTITIONS_REF.sub(RUN_PARTITIONS, self.sql)
         return REF.sub(lambda m: m.group(1), sql).strip().rstrip(";")
 
 
@@ -132,17 +133,17 @@ def _read_model(root: Path, path: Path) -> Model:
     for ref in refs:
         if not NAME.match(ref):
             raise ModelError(f"{path}: ref('{ref}') is not a valid model name")
-    if "{{" in RUN_PARTITIONS.sub("", REF.sub("", sql)):
+    if "{{" in RUN_PARTITIONS_REF.sub("", REF.sub("", sql)):
         raise ModelError(f"{path}: only {{{{ ref('name') }}}} and {{{{ run_partitions }}}} may appear"
                          " between double braces")
     per_partition = "$date" in sql and "$platform" in sql
-    if kind == "incremental" and not (RUN_PARTITIONS.search(sql) or per_partition):
+    if kind == "incremental" and not (RUN_PARTITIONS_REF.search(sql) or per_partition):
         raise ModelError(f"{path}: an incremental model must select its partitions through"
                          " {{ run_partitions }} or filter on $date and $platform")
-    if RUN_PARTITIONS.search(sql) and ("$date" in sql or "$platform" in sql):
+    if RUN_PARTITIONS_REF.search(sql) and ("$date" in sql or "$platform" in sql):
         raise ModelError(f"{path}: a model reading {{{{ run_partitions }}}} gets no $date or $platform"
                          " (it builds every partition of the run at once)")
-    if kind != "incremental" and RUN_PARTITIONS.search(sql):
+    if kind != "incremental" and RUN_PARTITIONS_REF.search(sql):
         raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
     relative = path.relative_to(root)
     layer = relative.parts[0] if len(relative.parts) > 1 else "models"

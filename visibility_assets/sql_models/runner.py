@@ -7,18 +7,10 @@ parameters, into the run_partitions table or as $date and $platform, with $run_i
 
 from __future__ import annotations
 
-import re
-
 import duckdb
 
-from .project import RUN_PARTITIONS_TABLE, Model, ModelTest, SqlProject
-
-PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _bind(sql: str, params: dict) -> dict | None:
-    used = {name: params[name] for name in dict.fromkeys(PARAMETER.findall(sql))}
-    return used or None
+from ..db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, fill_run_partitions
+from .project import Model, ModelTest, SqlProject
 
 
 def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
@@ -34,50 +26,34 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
         conn.execute("CREATE OR REPLACE VIEW " + model.name + " AS " + body)
         return 0
     if model.kind == "table":
-        conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, _bind(body, {"run_id": run_id}))
+        conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, bind(body, {"run_id": run_id}))
         return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
     if not partitions:
         return 0
     fill_run_partitions(conn, partitions)
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
     conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
-                 _bind(body, runs[0]))
+                 bind(body, runs[0]))
     _append_new_columns(conn, model, body, runs[0])
-    keys = {"keys": partition_keys(partitions)}
-    conn.execute("DELETE FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()
+    conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     if model.set_based:
         # One statement for the whole run; rows outside the run's partitions are not its to write.
         conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM (" + body + ") SEMI JOIN "
-                     + RUN_PARTITIONS_TABLE + " USING (date, platform)", _bind(body, runs[0])).fetchall()
+                     + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0])).fetchall()
     else:
         # One prepared INSERT executed once per partition, each with its own $date and $platform.
-        conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [_bind(body, r) for r in runs])
-    return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + PARTITION_MATCH, keys).fetchall()[0][0]
-
-
-def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[str, str]]) -> None:
-    """The run's partitions as a temporary table (date, platform), for {{ run_partitions }}."""
-    conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS_TABLE + " AS SELECT CAST(unnest($dates) AS DATE)"
-                 " AS date, unnest($platforms) AS platform",
-                 {"dates": [date for date, _ in partitions], "platforms": [platform for _, platform in partitions]})
+        conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [bind(body, r) for r in runs])
+    return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()[0][0]
 
 
 def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> None:
     """A column added to an incremental model is added to its table (older partitions get NULL
     until they are rebuilt), as dbt's on_schema_change='append_new_columns' does."""
-    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", _bind(body, params)).fetchall()
+    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", bind(body, params)).fetchall()
     present = {row[0] for row in conn.execute("DESCRIBE " + model.name).fetchall()}
     for name, column_type, *_ in wanted:
         if name not in present:
             conn.execute("ALTER TABLE " + model.name + ' ADD COLUMN "' + name.replace('"', '""') + '" ' + column_type)
-
-
-# A row belongs to one of the run's partitions: "YYYY-MM-DD|platform" keys, as Dagster writes them.
-PARTITION_MATCH = "list_contains($keys, strftime(date, '%Y-%m-%d') || '|' || platform)"
-
-
-def partition_keys(partitions: list[tuple[str, str]]) -> list[str]:
-    return [f"{date}|{platform}" for date, platform in partitions]
 
 
 def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
@@ -85,8 +61,9 @@ def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
     """How many rows (or groups, for unique) break the test, within the partitions if given."""
     relation = model.name
     if partitions is not None and model.partitioned:
-        relation = "(SELECT * FROM " + model.name + " WHERE " + PARTITION_MATCH + ")"
-    params = {"keys": partition_keys(partitions or [])}
+        fill_run_partitions(conn, partitions)
+        relation = "(SELECT * FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS + ")"
+    params = {}
     if test.kind == "not_null":
         sql = "SELECT count(*) FROM " + relation + " WHERE " + " OR ".join(c + " IS NULL" for c in test.columns)
     elif test.kind == "unique":
@@ -100,4 +77,4 @@ def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
         params["values"] = list(test.values)
     else:
         sql = "SELECT count(*) FROM " + relation + " WHERE NOT coalesce((" + test.expression + "), false)"
-    return conn.execute(sql, _bind(sql, params)).fetchone()[0]
+    return conn.execute(sql, bind(sql, params)).fetchone()[0]
