@@ -34,3 +34,8 @@ def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[
     conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS + " AS SELECT CAST(unnest($dates) AS DATE)"
                  " AS date, unnest($platforms) AS platform",
                  {"dates": [date for date, _ in partitions], "platforms": [platform for _, platform in partitions]})
+
+
+def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    return {name for (name,) in conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
-from .db import IN_RUN_PARTITIONS, bind, fill_run_partitions, transaction
+from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, transaction
 from .paths import warehouse_path
 
 RAW_SCHEMA = """
@@ -137,8 +137,7 @@ class WarehouseResource(DuckDBResource):
         A table that does not exist yet is created from its Arrow schema.
         """
         with self.transaction() as conn:
-            existing = {name for (name,) in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+            existing = existing_tables(conn)
             fill_run_partitions(conn, partitions)
             for name, table in tables.items():
                 if name not in PARTITIONED_TABLES:

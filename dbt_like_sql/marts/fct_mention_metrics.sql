@@ -3,13 +3,9 @@
 -- The metrics of CONTRACTS section 4, over valid answers, with 95% Wilson intervals.
 -- share_of_voice compares a brand with the other tracked brands of its category.
 WITH daily AS (
-    SELECT * FROM {{ ref('int_brand_daily') }}
+    SELECT *, sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS category_mentions
+    FROM {{ ref('int_brand_daily') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
-),
-category_voice AS (
-    SELECT date, platform, category, sum(mentioned_answers) AS category_mentions
-    FROM daily
-    GROUP BY date, platform, category
 ),
 lineage AS (
     SELECT date, platform,
@@ -19,11 +15,6 @@ lineage AS (
     FROM {{ ref('stg_samples') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY date, platform
-),
-rates AS (
-    SELECT d.*, c.category_mentions
-    FROM daily AS d
-    JOIN category_voice AS c USING (date, platform, category)
 )
 SELECT
     date,
@@ -48,5 +39,5 @@ SELECT
     l.analyzer_version,
     l.samples_run_id,
     $run_id AS run_id
-FROM rates
+FROM daily
 JOIN lineage AS l USING (date, platform)

@@ -117,7 +117,6 @@ class Analyzer:
     def __init__(self, catalog: BrandCatalog):
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
-        self.all_aliases = frozenset(normalize(a).text for b in catalog.brands for a in b.aliases)
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
@@ -193,7 +192,7 @@ class Analyzer:
         """The question's terms that are not part of a brand name (cached per question)."""
         cached = self._beyond_brands.get(terms)
         if cached is None:
-            cached = frozenset(t for t in terms if not any(t in alias for alias in self.all_aliases))
+            cached = frozenset(t for t in terms if not any(t in alias for alias in self.matcher.keys))
             self._beyond_brands[terms] = cached
         return cached
 

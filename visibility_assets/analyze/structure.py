@@ -38,9 +38,7 @@ class Item(NamedTuple):  # a tuple: answers hold dozens of items and a dataclass
 @dataclass(slots=True)
 class Structure:
     kind: str  # numbered | bullet | table | heading | bold
-    start: int
     items: list[Item] = field(default_factory=list)
-    level: int = 0  # heading level
     last_number: int = 0
     open: bool = True
 
@@ -100,7 +98,7 @@ def find_structures(body: str) -> list[Structure]:
             table = None
         if table_row:
             if table is None:
-                table = Structure("table", line_offset)
+                table = Structure("table")
                 table_seen_separator = False
                 structures.append(table)
             elif TABLE_SEPARATOR.match(line):
@@ -118,7 +116,7 @@ def find_structures(body: str) -> list[Structure]:
             if SECTION_TITLE.match(line[heading.end():].replace("*", "")):
                 continue
             if level not in headings:
-                headings[level] = Structure("heading", line_offset, level=level)
+                headings[level] = Structure("heading")
                 structures.append(headings[level])
             text_start = heading.end()
             number = HEADING_NUMBER.match(line, text_start)
@@ -129,7 +127,7 @@ def find_structures(body: str) -> list[Structure]:
             continue
         if bold_line:
             if bold is None:
-                bold = Structure("bold", line_offset)
+                bold = Structure("bold")
                 structures.append(bold)
             bold.items.append(Item(line_offset + bold_line.start(1), line_offset + bold_line.end(1)))
             current_list = None
@@ -142,7 +140,7 @@ def find_structures(body: str) -> list[Structure]:
             if current_list is None or current_list.kind != kind or (
                 not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
             ):
-                current_list = Structure(kind, line_offset)
+                current_list = Structure(kind)
                 structures.append(current_list)
             current_list.open = True
             current_list.last_number = number

@@ -1,6 +1,6 @@
 """brand_catalog and cleaned_samples: the analysis of raw answers, re-runnable at any time."""
 
-from datetime import UTC, date as Date, datetime
+from datetime import UTC, datetime
 
 import pyarrow as pa
 from dagster import (
@@ -15,6 +15,7 @@ from dagster import (
 
 from ..analyze.analyzer import ANALYZER_VERSION
 from ..clean.samples import RawAnswer, SampleCleaner
+from ..db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
 from ..partitions import daily_platform_partitions, split_partition_key
 from ..resources import VisibilityConfigResource
 from ..warehouse import WarehouseResource
@@ -26,7 +27,7 @@ QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cann
 READ_RAW = """
 SELECT request_key, date, platform, question_id, question_text, category, round, answer_text
 FROM raw_ai_responses
-WHERE date BETWEEN $first AND $last AND list_contains($platforms, platform)
+WHERE """ + IN_RUN_PARTITIONS + """
 ORDER BY date, platform, question_id, round
 """
 CATALOG_TABLES = (
@@ -115,10 +116,9 @@ def cleaned_samples(
 
 
 def _read_answers(warehouse: WarehouseResource, partitions: list[tuple[str, str]]) -> list[RawAnswer]:
-    wanted = {(Date.fromisoformat(d), p) for d, p in partitions}
     with warehouse.get_connection() as conn:
-        if not conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'raw_ai_responses'").fetchone()[0]:
+        if "raw_ai_responses" not in existing_tables(conn):
             return []
-        rows = conn.execute(READ_RAW, {"first": min(d for d, _ in wanted), "last": max(d for d, _ in wanted),
-                                       "platforms": sorted({p for _, p in wanted})}).fetchall()
-    return [RawAnswer(*row) for row in rows if (row[1], row[2]) in wanted]
+        fill_run_partitions(conn, partitions)
+        rows = conn.execute(READ_RAW).fetchall()
+    return [RawAnswer(*row) for row in rows]

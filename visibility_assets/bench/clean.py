@@ -18,7 +18,7 @@ from pathlib import Path
 from ..analyze.analyzer import Analyzer
 from ..analyze.text import find_scope, normalize
 from ..config import Brand, BrandCatalog
-from ..simulator.answers import SimBrand, compose_answer
+from ..simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
 
 # Brand-name characters: a pool large enough that generated names rarely sit inside one another.
 SYLLABLES = ("云智数星海天行鲸帆川岚峰芯途链羽辰光启明泽恒通达易捷信安华创新源博远瑞凌景卓越朗"
@@ -56,14 +56,13 @@ def generate_catalog(alias_count: int, seed: int = 0) -> BrandCatalog:
 
 def generate_corpus(catalog: BrandCatalog, answers: int, seed: int = 0) -> list[tuple[str, str, str]]:
     rng = random.Random(seed)
-    by_category = {c: [SimBrand(b.name, b.aliases, b.domains) for b in catalog.for_category(c)]
-                   for c in catalog.categories}
-    platforms = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")
+    by_category = sim_brands_by_category(catalog)
+    categories = catalog.categories
     corpus = []
     for i in range(answers):
-        category = catalog.categories[i % len(catalog.categories)]
+        category = categories[i % len(categories)]
         question = QUESTIONS.get(category, "有哪些推荐的产品？")
-        text = compose_answer(rng, question, by_category[category], platforms[i % len(platforms)])
+        text = compose_answer(rng, question, by_category[category], KNOWN_PLATFORMS[i % len(KNOWN_PLATFORMS)])
         corpus.append((text, question, category))
     return corpus
 

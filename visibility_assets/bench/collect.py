@@ -22,10 +22,10 @@ from ..collect.client import RetrySettings
 from ..collect.collector import CollectionReport, CollectionSettings, collect_partition_async
 from ..collect.journal import CollectionJournal
 from ..config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
+from ..simulator.answers import KNOWN_PLATFORMS
 from ..simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from ..simulator.server import SimulatorServer
 
-PLATFORM_NAMES = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")
 BENCH_DATE = "2026-11-01"
 
 
@@ -38,7 +38,7 @@ def _serve(settings: SimulatorSettings, config_dir: str, port_pipe) -> None:
 
 
 def _platform_names(count: int) -> list[str]:
-    return [PLATFORM_NAMES[i] if i < len(PLATFORM_NAMES) else f"platform{i + 1}" for i in range(count)]
+    return [KNOWN_PLATFORMS[i] if i < len(KNOWN_PLATFORMS) else f"platform{i + 1}" for i in range(count)]
 
 
 def bench_config(port: int, names: list[str], per_platform: int, rps: float, concurrency: int,
@@ -84,17 +84,19 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
         progress(f"bench collect: {platforms} platforms x {per_platform} requests, {rps} rps each,"
                  f" faults {fault_rate:.0%}" + (f", 429 storm {storm_share:.0%} on {storm}" if storm else ""))
         with tempfile.TemporaryDirectory(prefix="bench-collect-") as scratch:
-            reports, wall = asyncio.run(_collect_all(config, Path(scratch), progress))
+            reports, stored, wall = asyncio.run(_collect_all(config, Path(scratch), progress))
         stats = httpx.get(f"http://127.0.0.1:{port}/_stats", timeout=10).json()
     finally:
         parent.send("stop")
         simulator.join(10)
         if simulator.is_alive():
             simulator.kill()
-    return summarize(reports, stats, wall, rps, storm)
+    return summarize(reports, stored, stats, wall, rps, storm)
 
 
-async def _collect_all(config: VisibilityConfig, scratch: Path, progress) -> tuple[list[CollectionReport], float]:
+async def _collect_all(config: VisibilityConfig, scratch: Path,
+                       progress) -> tuple[list[CollectionReport], int, float]:
+    """The platforms' reports, the answers their journals hold afterwards, and the wall time."""
     settings = CollectionSettings(retry=RetrySettings(max_attempts=8, base_delay_s=0.2, max_delay_s=5.0),
                                   failure_share_limit=1.0, breaker_consecutive_failures=1_000_000)
     journals = [CollectionJournal(scratch / f"{p.name}.duckdb") for p in config.platforms]
@@ -105,15 +107,15 @@ async def _collect_all(config: VisibilityConfig, scratch: Path, progress) -> tup
             for platform, journal in zip(config.platforms, journals)
         ))
         wall = time.monotonic() - started
-        for report, journal in zip(reports, journals):
-            report.stored = len(journal.succeeded_keys())
+        stored = sum(len(journal.succeeded_keys()) for journal in journals)
     finally:
         for journal in journals:
             journal.close()
-    return list(reports), wall
+    return list(reports), stored, wall
 
 
-def summarize(reports: list[CollectionReport], stats: dict, wall: float, rps: float, storm: str | None) -> dict:
+def summarize(reports: list[CollectionReport], stored: int, stats: dict, wall: float, rps: float,
+              storm: str | None) -> dict:
     per_platform = {}
     for report in reports:
         accepted = report.attempts - report.http_429
@@ -133,7 +135,7 @@ def summarize(reports: list[CollectionReport], stats: dict, wall: float, rps: fl
     return {
         "requests": requests,
         "succeeded": sum(r.succeeded for r in reports),
-        "stored": sum(r.stored for r in reports),  # answers in the journals: must equal succeeded
+        "stored": stored,  # answers in the journals: must equal succeeded
         "failed": sum(r.failed for r in reports),
         "duplicates": sum(s["duplicates"] for s in stats.values()),
         "wall_s": round(wall, 2),

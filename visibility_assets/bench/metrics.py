@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
-from datetime import date, timedelta
+from datetime import timedelta
 
 import duckdb
 import pyarrow as pa
 
+from ..analyze.analyzer import ANALYZER_VERSION
 from ..clean.samples import SCHEMAS
+from ..simulator.answers import KNOWN_PLATFORMS
+from . import LAST_DAY, scratch_home
 
-PLATFORMS = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")
 BRANDS_PER_CATEGORY = 8
 CATEGORIES = ("cloud", "phone", "crm", "ev", "workspace")
-LAST_DAY = date(2026, 10, 31)
 
 # Deterministic pseudo-random samples: hash() of the keys stands in for a random draw.
 GENERATE_SAMPLES = """
@@ -28,7 +28,7 @@ SELECT md5(d::VARCHAR || p || i::VARCHAR) AS request_key, d AS date, p AS platfo
        CASE WHEN hash(d, p, i) % 100 < 8 THEN ['refusal', 'error', 'empty', 'irrelevant'][CAST(1 + hash(i, p) % 4 AS INTEGER)] END
            AS invalid_reason,
        0 AS brands_mentioned, NULL AS option_list_kind, [] AS citations, hash(p, i, d) % 3 = 0 AS has_citation,
-       '1.0.0' AS analyzer_version, 'bench' AS config_version, 'bench' AS run_id, now() AS cleaned_at
+       $analyzer_version AS analyzer_version, 'bench' AS config_version, 'bench' AS run_id, now() AS cleaned_at
 FROM range($first, $last + INTERVAL 1 DAY, INTERVAL 1 DAY) AS days(d), unnest($platforms) AS platforms(p),
      range($per_partition) AS answers(i)
 ORDER BY d, p
@@ -57,7 +57,8 @@ def seed_warehouse(path: str, days: int, per_partition: int, platforms: tuple[st
             conn.from_arrow(pa.Table.from_pylist([], schema=SCHEMAS[name])).create(name)
         first = LAST_DAY - timedelta(days=days - 1)
         conn.execute(GENERATE_SAMPLES, {"first": first, "last": LAST_DAY, "platforms": list(platforms),
-                                        "per_partition": per_partition, "categories": list(CATEGORIES)})
+                                        "per_partition": per_partition, "categories": list(CATEGORIES),
+                                        "analyzer_version": ANALYZER_VERSION})
         conn.execute(GENERATE_BRAND_RESULTS, {"brands": BRANDS_PER_CATEGORY})
         return conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
 
@@ -67,10 +68,8 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     """instance_kind: "sqlite" (the default instance: SQLite files), "postgres" (the production
     instance config, deploy/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
     or "memory" (Dagster's ephemeral instance: the SQL and Dagster's step overhead alone)."""
-    names = PLATFORMS[:platforms]
-    with tempfile.TemporaryDirectory(prefix="bench-metrics-") as scratch:
-        os.environ["VISIBILITY_HOME"] = scratch
-        os.environ.pop("DAGSTER_HOME", None)
+    names = KNOWN_PLATFORMS[:platforms]
+    with scratch_home("bench-metrics-") as scratch:
         from dagster import DagsterInstance, materialize
 
         from ..definitions import resources

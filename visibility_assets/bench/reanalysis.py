@@ -9,23 +9,22 @@ import io
 import os
 import random
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pyarrow as pa
 
-LAST_DAY = datetime(2026, 10, 31).date()
+from . import LAST_DAY, scratch_home
+
 
 
 def seed_raw_answers(path: str, config, days: int) -> int:
     from ..collect.plan import content_hash, plan_requests
-    from ..simulator.answers import SimBrand, compose_answer
+    from ..simulator.answers import compose_answer, sim_brands_by_category
     from ..warehouse import RAW_SCHEMA
 
-    brands = {c: [SimBrand(b.name, b.aliases, b.domains) for b in config.catalog.for_category(c)]
-              for c in config.catalog.categories}
+    brands = sim_brands_by_category(config.catalog)
     rows, now = [], datetime.now(UTC)
     for offset in range(days):
         day = (LAST_DAY - timedelta(days=offset)).isoformat()
@@ -48,9 +47,7 @@ def seed_raw_answers(path: str, config, days: int) -> int:
 
 
 def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message, file=sys.stderr)) -> dict:
-    with tempfile.TemporaryDirectory(prefix="bench-reanalysis-") as scratch:
-        os.environ["VISIBILITY_HOME"] = scratch
-        os.environ.pop("DAGSTER_HOME", None)
+    with scratch_home("bench-reanalysis-") as scratch:
         from ..backfill import run_backfill
         from ..config import load_config
 

@@ -56,7 +56,6 @@ class CollectionReport:
     wall_s: float = 0.0
     permitted_rps: float = 0.0
     breaker_open: str | None = None  # why the breaker stopped the platform, if it did
-    stored: int = 0  # answers in the journal after the run (set by callers that check it)
 
     @property
     def achieved_rps(self) -> float:

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 __all__ = [
     "SimBrand",
+    "sim_brands_by_category",
     "PlatformStyle",
     "ComposedAnswer",
     "KNOWN_PLATFORMS",
@@ -50,6 +51,12 @@ class SimBrand:
     name: str  # standard name, e.g. "阿里云"
     aliases: tuple[str, ...]  # e.g. ("阿里云", "Alibaba Cloud", "Aliyun")
     domains: tuple[str, ...]  # e.g. ("aliyun.com",)
+
+
+def sim_brands_by_category(catalog) -> dict[str, tuple[SimBrand, ...]]:
+    """The brands of a BrandCatalog (config.py) as the generator takes them, per category."""
+    return {category: tuple(SimBrand(b.name, tuple(b.aliases), tuple(b.domains)) for b in catalog.for_category(category))
+            for category in catalog.categories}
 
 
 #: Layouts a valid answer can take.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import h11
 
 from ..config import VisibilityConfig
-from .answers import SimBrand, compose_answer
+from .answers import SimBrand, compose_answer, sim_brands_by_category
 from .behaviour import Fault, PlatformBehaviour, SimulatorSettings
 
 CHAT_PATH_SUFFIX = "/v1/chat/completions"
@@ -82,13 +82,7 @@ class AnswerBook:
         self.fallback: tuple[SimBrand, ...] = ()
         if config is None:
             return
-        by_category = {
-            category: tuple(
-                SimBrand(b.name, tuple(b.aliases), tuple(b.domains))
-                for b in config.catalog.for_category(category)
-            )
-            for category in config.catalog.categories
-        }
+        by_category = sim_brands_by_category(config.catalog)
         for q in config.questions:
             self.by_question[q.text.strip()] = by_category.get(q.category, ())
         self.fallback = next(iter(by_category.values()), ())
