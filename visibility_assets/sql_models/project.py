@@ -136,14 +136,15 @@ def _read_model(root: Path, path: Path) -> Model:
     if "{{" in RUN_PARTITIONS_REF.sub("", REF.sub("", sql)):
         raise ModelError(f"{path}: only {{{{ ref('name') }}}} and {{{{ run_partitions }}}} may appear"
                          " between double braces")
+    set_based = bool(RUN_PARTITIONS_REF.search(sql))
     per_partition = "$date" in sql and "$platform" in sql
-    if kind == "incremental" and not (RUN_PARTITIONS_REF.search(sql) or per_partition):
+    if kind == "incremental" and not (set_based or per_partition):
         raise ModelError(f"{path}: an incremental model must select its partitions through"
                          " {{ run_partitions }} or filter on $date and $platform")
-    if RUN_PARTITIONS_REF.search(sql) and ("$date" in sql or "$platform" in sql):
+    if set_based and ("$date" in sql or "$platform" in sql):
         raise ModelError(f"{path}: a model reading {{{{ run_partitions }}}} gets no $date or $platform"
                          " (it builds every partition of the run at once)")
-    if kind != "incremental" and RUN_PARTITIONS_REF.search(sql):
+    if kind != "incremental" and set_based:
         raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
     relative = path.relative_to(root)
     layer = relative.parts[0] if len(relative.parts) > 1 else "models"
