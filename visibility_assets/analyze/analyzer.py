@@ -164,13 +164,14 @@ class Analyzer:
         if not body:
             return EMPTY
         opening = body[:120]
-        if len(body) < LONG_ANSWER and ERROR_TEXT.search(body) and not accepted:
+        if not accepted and len(body) < LONG_ANSWER and ERROR_TEXT.search(body):
             return ERROR
-        if REFUSAL_TEXT.search(opening):
+        # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
+        if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
             # A short answer that declines, even naming brands ("I can't help with X's ..."), is a
             # refusal; "抱歉，我无法提供实时报价，但可以…" goes on to answer and is not.
             declines = STRONG_REFUSAL.search(opening) and len(body) < LONG_ANSWER and not GOES_ON.search(body)
-            if declines or (not accepted and len(body) < LONG_ANSWER * 2):
+            if declines or not accepted:
                 return REFUSAL
         if not offers_brands and not self._on_topic(body, question, bool(accepted)):
             return IRRELEVANT
@@ -189,10 +190,11 @@ class Analyzer:
         return _weighs_options(body)
 
     def _terms_beyond_brands(self, terms: frozenset[str]) -> frozenset[str]:
-        """The question's terms that are not part of a brand name (cached per question)."""
+        """The question's terms that are not part of a brand name (cached per question; terms
+        hold no line break, so a term found in all_keys lies within one alias)."""
         cached = self._beyond_brands.get(terms)
         if cached is None:
-            cached = frozenset(t for t in terms if not any(t in alias for alias in self.matcher.keys))
+            cached = frozenset(t for t in terms if t not in self.matcher.all_keys)
             self._beyond_brands[terms] = cached
         return cached
 

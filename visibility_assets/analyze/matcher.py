@@ -70,12 +70,13 @@ class AliasMatcher:
         self.patterns = [(tuple((name, category, alias) for (name, category), alias in group.items()),
                           key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS, next(iter(group.values())))
                          for key, group in entries.items()]
-        self.keys = frozenset(entries)  # every normalized alias
+        # Every normalized alias, one a line: "is t part of some alias" is one C-level search.
+        self.all_keys = "\n".join(entries)
         # ahocorasick-rs (Rust; offsets in characters for a str): on the bench corpus its
         # overlapping scan took 9 us per answer where pyahocorasick's iter took 33-47 us. A DFA
         # scans 20% faster again but grows with the catalog (22 MB at 10,000 aliases).
         keys = list(entries)
-        self.markers = frozenset(len(keys) + i for i, _ in enumerate(markers))  # pattern indexes
+        self.first_marker = len(keys)  # pattern indexes from here on are markers
         keys += markers
         implementation = Implementation.DFA if len(keys) <= DFA_MAX_PATTERNS else Implementation.ContiguousNFA
         self.automaton = AhoCorasick(keys, implementation=implementation)
@@ -102,15 +103,20 @@ class AliasMatcher:
         # on C-level keys cost a third of one sort on a Python key.
         matches.sort(key=itemgetter(2), reverse=True)
         matches.sort(key=itemgetter(1))
-        size, body_end, excluded, contexts = len(text), scope.body_end, scope.excluded, self.contexts
+        size, body_end, contexts = len(text), scope.body_end, self.contexts
+        blocks, block, block_count = scope.blocks, 0, len(scope.blocks)
         taken_until, winner = -1, ""
-        patterns, markers = self.patterns, self.markers
+        patterns, first_marker = self.patterns, self.first_marker
         for index, start, end in matches:
-            if markers and index in markers:
+            if index >= first_marker:
                 marker_starts.append(start)
                 continue
             entries, latin_start, latin_end, alias = patterns[index]
-            rule = scope.reason_at(start, end) if excluded or start >= body_end else None
+            # Hits come in order of start: skip the excluded blocks that end before this one.
+            while block < block_count and blocks[block][1] <= start:
+                block += 1
+            in_block = block < block_count and blocks[block][0] < end
+            rule = scope.reason_at(start, end) if in_block or start >= body_end else None
             if rule is None and (
                 (latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
                 or (latin_end and end < size and text[end] in ASCII_LETTERS)

@@ -110,6 +110,7 @@ class Scope:
     excluded: tuple[tuple[int, int, str], ...]
     body_end: int  # where the trailing reference block starts (len(text) when there is none)
     think: tuple[tuple[int, int], ...]
+    blocks: list[tuple[int, int]]  # the excluded spans merged, in order: most hits are clear of them
 
     def reason_at(self, start: int, end: int) -> str | None:
         if start >= self.body_end:
@@ -125,12 +126,25 @@ class Scope:
 def find_scope(text: str) -> Scope:
     think = tuple(m.span() for m in THINK.finditer(text)) if "<think>" in text else ()
     excluded = [(s, e, "out_of_scope:think") for s, e in think]
-    if "http" in text or "www." in text:
-        excluded += [(m.start(), m.end(), "out_of_scope:url") for m in URL.finditer(text)]
-        for m in LINK_LABEL.finditer(text) if "](" in text else ():
+    body_end = reference_block_start(text, think)
+    # URLs and link labels lie within a line and the reference block starts at one, so only
+    # those before it need spans: most answers keep their URLs in the block.
+    if text.find("http", 0, body_end) != -1 or text.find("www.", 0, body_end) != -1:
+        excluded += [(m.start(), m.end(), "out_of_scope:url") for m in URL.finditer(text, 0, body_end)]
+        for m in LINK_LABEL.finditer(text, 0, body_end) if text.find("](", 0, body_end) != -1 else ():
             if DOMAIN_ONLY.match(m.group(1)):
                 excluded.append((m.start(1), m.end(1), "out_of_scope:link_label"))
-    return Scope(tuple(excluded), reference_block_start(text, think), think)
+    return Scope(tuple(excluded), body_end, think, _merged(excluded))
+
+
+def _merged(spans) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end, _ in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) -> int:
