@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..config import BrandCatalog
 from .matcher import ACCEPTED, AliasHit, AliasMatcher
 from .structure import Structure, find_structures
-from .text import THINK, find_scope, normalize, strip_scope
+from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
 ANALYZER_VERSION = "1.0.0"
@@ -98,10 +99,15 @@ class Analysis:
     mentioned: dict[str, BrandResult]  # only the mentioned ones: categories can hold hundreds
     citations: list[str]
     has_citation: bool
-    hits: list[AliasHit] = field(default_factory=list)  # every alias hit with its verdict
-    hit_spans: list[tuple[int, int]] = field(default_factory=list)  # each hit's span in the original
+    hits: list[AliasHit]  # every alias hit with its verdict
+    normalized: NormalizedText  # the text the hits' positions refer to
     option_list_kind: str | None = None
-    advised_against: set[str] = field(default_factory=set)
+    advised_against: AbstractSet[str] = frozenset()
+
+    @property
+    def hit_spans(self) -> list[tuple[int, int]]:
+        """Each hit's span in the original answer (computed when asked: the JSON output needs none)."""
+        return self.normalized.original_spans(self.hits)
 
     def brand(self, name: str) -> BrandResult:
         return self.mentioned.get(name) or BrandResult()
@@ -127,7 +133,6 @@ class Analyzer:
         scope = find_scope(text)
         hits, cue_starts = self.matcher.scan(text, category, scope)
         accepted = [h for h in hits if h.rule == ACCEPTED]
-        spans = normalized.original_spans(hits)
 
         body = strip_scope(text, scope)
         structure, options = _primary_list(body, accepted) if accepted else (None, [])
@@ -135,7 +140,7 @@ class Analyzer:
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
-            return Analysis(False, reason, category_brands, brands, [], False, hits, spans)
+            return Analysis(False, reason, category_brands, brands, [], False, hits, normalized)
 
         for hit in accepted:
             result = brands.get(hit.brand)
@@ -153,7 +158,7 @@ class Analyzer:
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = _citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
-        return Analysis(True, None, category_brands, brands, citations, has_citation, hits, spans,
+        return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
                         structure.kind if structure else None, advised)
 
     # --- validity ---------------------------------------------------------------------

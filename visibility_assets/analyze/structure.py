@@ -122,7 +122,8 @@ def find_structures(body: str) -> list[Structure]:
             number = HEADING_NUMBER.match(line, text_start)
             headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
             continue
-        bold_line = "**" in stripped and BOLD_LINE.match(line)
+        # A bold line opens with ** or a symbol, never with a number.
+        bold_line = first not in NUMBER_STARTS and "**" in stripped and BOLD_LINE.match(line)
         if bold_line and SECTION_TITLE.match(bold_line.group(1)):
             continue
         if bold_line:

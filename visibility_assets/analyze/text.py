@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -15,23 +16,37 @@ from functools import lru_cache
 class NormalizedText:
     original: str
     text: str  # NFKC, case-folded
-    _origin: tuple[int, ...] | None  # text index -> original index; None when they coincide
+    # The characters that did not fold to exactly one, in order: (index in text, index in
+    # original, length folded). Between them text and original map one to one; most answers
+    # have none.
+    expansions: tuple[tuple[int, int, int], ...] = ()
 
     def original_spans(self, spans) -> list[tuple[int, int]]:
         """The original span of each object with .start and .end in the normalized text."""
-        if self._origin is None:
+        if not self.expansions:
             return [(s.start, s.end) for s in spans]
-        return [self._original_span(s.start, s.end) for s in spans]
+        starts = [e[0] for e in self.expansions]
+        return [self._original_span(s.start, s.end, starts) for s in spans]
 
-    def _original_span(self, start: int, end: int) -> tuple[int, int]:
-        last = len(self.original)
-        begin = self._origin[start] if start < len(self._origin) else last
-        stop = self._origin[end - 1] + 1 if 0 < end <= len(self._origin) else begin
+    def _original_span(self, start: int, end: int, starts: list[int]) -> tuple[int, int]:
+        size = len(self.text)
+        begin = self._original_index(start, starts) if start < size else len(self.original)
+        stop = self._original_index(end - 1, starts) + 1 if 0 < end <= size else begin
         return begin, stop
+
+    def _original_index(self, index: int, starts: list[int]) -> int:
+        last = bisect_right(starts, index) - 1
+        if last < 0:
+            return index
+        text_at, original_at, length = self.expansions[last]
+        return original_at if index < text_at + length else original_at + 1 + index - text_at - length
 
 
 FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
 COMMON_FULL_WIDTH = "，：（）！？；"  # the full-width punctuation of nearly every Chinese answer
+# Characters that may fold to other than one character: all but ASCII, CJK ideographs and
+# full-width forms (each of those folds to exactly one).
+MAY_CHANGE_LENGTH = re.compile("[^\x00-\x7f\u4e00-\u9fff\uff01-\uff5e]")
 
 
 def _half_width(match: re.Match) -> str:
@@ -51,7 +66,10 @@ def _fold(text: str) -> str:
         if not unicodedata.is_normalized("NFKC", half):
             half = FULL_WIDTH.sub(_half_width, half)
             if not unicodedata.is_normalized("NFKC", half):
-                half = unicodedata.normalize("NFKC", text)
+                # Only the lines that need it (NFKC never reaches across a line break): the
+                # CJK text around one … costs more to normalize than the rest of the analysis.
+                half = "\n".join(line if unicodedata.is_normalized("NFKC", line) else unicodedata.normalize("NFKC", line)
+                                 for line in half.split("\n"))
         text = half
     return text.casefold()
 
@@ -65,26 +83,27 @@ def normalize(original: str) -> NormalizedText:
     folded = _fold(original)
     if len(folded) == len(original):
         # Almost always: full-width letters and punctuation fold one to one.
-        return NormalizedText(original, folded, None)
-    # Some characters fold to several (℃ -> °c): map positions line by line, and character
-    # by character only within the lines that changed length.
-    pieces, origin, offset = [], [], 0
-    for line in original.split("\n"):
-        piece = _fold(line)
-        if len(piece) == len(line):
-            pieces.append(piece)
-            origin.extend(range(offset, offset + len(line)))
-        else:
-            for index, char in enumerate(line, start=offset):
-                folded_char = _fold_char(char)
-                pieces.append(folded_char)
-                origin.extend([index] * len(folded_char))
-        pieces.append("\n")
-        origin.append(offset + len(line))
+        return NormalizedText(original, folded)
+    # Some characters fold to several (… -> ..., ℃ -> °c). No character folds to or from a
+    # line break and folding never reaches across one, so only the lines that changed length
+    # need a look, and in them only the characters that can change length.
+    pieces, expansions = [], []
+    offset = shift = 0  # where the line starts in the original; text index minus original index
+    for line, folded_line in zip(original.split("\n"), folded.split("\n"), strict=True):
+        if len(folded_line) != len(line):
+            line_expansions = [(m.start(), n) for m in MAY_CHANGE_LENGTH.finditer(line)
+                               if (n := len(_fold_char(m.group()))) != 1]
+            if len(line) + sum(n - 1 for _, n in line_expansions) != len(folded_line):
+                # Folding joined characters (a letter and its accent): fold each one alone.
+                folded_chars = [_fold_char(char) for char in line]
+                folded_line = "".join(folded_chars)
+                line_expansions = [(i, len(f)) for i, f in enumerate(folded_chars) if len(f) != 1]
+            for index, length in line_expansions:
+                expansions.append((offset + index + shift, offset + index, length))
+                shift += length - 1
+        pieces.append(folded_line)
         offset += len(line) + 1
-    pieces.pop()
-    origin.pop()
-    return NormalizedText(original, "".join(pieces), tuple(origin))
+    return NormalizedText(original, "\n".join(pieces), tuple(expansions))
 
 
 # --- scope ----------------------------------------------------------------------------
