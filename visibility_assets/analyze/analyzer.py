@@ -127,7 +127,6 @@ class Analyzer:
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
         category_brands = self.brand_names.get(category, ())
-        brands: dict[str, BrandResult] = {}
         normalized = normalize(answer or "")
         text = normalized.text
         scope = find_scope(text)
@@ -140,20 +139,19 @@ class Analyzer:
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
-            return Analysis(False, reason, category_brands, brands, [], False, hits, normalized)
+            return Analysis(False, reason, category_brands, {}, [], False, hits, normalized)
 
-        for hit in accepted:
-            result = brands.get(hit.brand)
-            if result is None:
-                result = brands[hit.brand] = BrandResult(True, 0, len(brands) + 1)
-            result.mention_count += 1
-
+        ranks: dict[str, int] = {}
         for position, option in enumerate(options, start=1):
-            if option and brands[option].list_rank is None:
-                brands[option].list_rank = position
+            if option:
+                ranks.setdefault(option, position)
         advised = _advised_against_brands(body, accepted, cue_starts)
-        for name, result in brands.items():
-            result.recommended = not (name in advised and result.list_rank is None)
+        mentions: dict[str, int] = {}  # in order of first mention
+        for hit in accepted:
+            mentions[hit.brand] = mentions.get(hit.brand, 0) + 1
+        # A brand advised against is still recommended when the answer lists it as an option.
+        brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
+                  for order, (name, count) in enumerate(mentions.items(), start=1)}
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = _citations(without_think)
@@ -237,13 +235,14 @@ def _option_of(body: str, item, accepted: list[AliasHit], starts: list[int]) -> 
     """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
     heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
     "与钉钉定位相近" or "Similar to AWS" offer no brand. starts: the accepted hits' starts."""
-    index = bisect_left(starts, item.lead_start)
-    if index == len(starts) or starts[index] >= item.lead_end:
+    lead_start, lead_end, titled = item
+    index = bisect_left(starts, lead_start)
+    if index == len(starts) or starts[index] >= lead_end:
         return None
     hit = accepted[index]
-    if item.titled:
+    if titled:
         return hit.brand
-    opening = body[item.lead_start:hit.start]
+    opening = body[lead_start:hit.start]
     return hit.brand if not any(c.isalnum() for c in opening) else None
 
 

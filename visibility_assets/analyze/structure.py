@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-NUMBERED = re.compile(r"^( ?)(\d{1,2})[.)、](?!\d)\s*(?=\S)|^( ?)[一二三四五六七八九十]{1,3}、\s*(?=\S)")
-BULLET = re.compile(r"^( ?)[-*+•·]\s+(?=\S)")
+# A list item: a number (1. 2) 3、 一、) or a marker (- * + • ·), with at most one space before it.
+LIST_ITEM = re.compile(r" ?(?:(\d{1,2})[.)、](?!\d)\s*|[一二三四五六七八九十]{1,3}、\s*|[-*+•·]\s+)(?=\S)")
 HEADING = re.compile(r"^(#{1,6})\s+(?=\S)")
 HEADING_NUMBER = re.compile(r"\d{1,2}[.)、]\s*")
 BOLD_LINE = re.compile(r"^\s*(?:[^\w\s*#|>-]{1,3}\s*)?\*\*([^*\n]{1,80})\*\*\s*[:：]?\s*$")
@@ -19,7 +18,7 @@ TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$
 # First characters of lines that can start an item (digits, Chinese numerals, markers).
 NUMBER_STARTS = frozenset("0123456789一二三四五六七八九十")
 BULLET_STARTS = frozenset("-*+•·")
-MARKUP_STARTS = NUMBER_STARTS | BULLET_STARTS | {"|", "#"}
+ITEM_STARTS = NUMBER_STARTS | BULLET_STARTS
 LEAD_END = re.compile(r"[:：—–(（,，。;；|]| - ")
 # Section titles that a heading or bold-line run holds besides its options.
 SECTION_TITLE = re.compile(
@@ -29,10 +28,10 @@ SECTION_TITLE = re.compile(
 )
 
 
-class Item(NamedTuple):  # a tuple: answers hold dozens of items and a dataclass costs 3x more to build
-    lead_start: int
-    lead_end: int
-    titled: bool = True  # the lead is a title (bold, heading, table cell), not a sentence's start
+# An item: (lead_start, lead_end, titled), the span of the option it names and whether that
+# lead is a title (bold, heading, table cell) rather than a sentence's start. A plain tuple:
+# answers hold dozens of items, and a named tuple costs five times more to build.
+Item = tuple[int, int, bool]
 
 
 @dataclass(slots=True)
@@ -48,10 +47,10 @@ def _lead(line: str, offset: int, content_start: int) -> Item:
     if line.startswith("**", content_start):
         close = line.find("**", content_start + 2)
         if close > content_start + 2:
-            return Item(offset + content_start + 2, offset + close)
+            return offset + content_start + 2, offset + close, True
     match = LEAD_END.search(line, content_start)
     end = match.start() if match and match.start() > content_start else len(line)
-    return Item(offset + content_start, offset + end, False)
+    return offset + content_start, offset + end, False
 
 
 RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?\d{1,2}\.?\s*$")
@@ -69,7 +68,7 @@ def _option_cell(line: str, offset: int) -> Item:
             start, stop = stop + 1, after
     cell = line[start:stop]
     begin = start + len(cell) - len(cell.lstrip())
-    return Item(offset + begin, offset + start + len(cell.rstrip()))
+    return offset + begin, offset + start + len(cell.rstrip()), True
 
 
 def find_structures(body: str) -> list[Structure]:
@@ -81,22 +80,14 @@ def find_structures(body: str) -> list[Structure]:
     table_seen_separator = False
     offset = 0
     for line in body.split("\n"):
-        line_offset, offset = offset, offset + len(line) + 1
+        line_offset = offset
+        offset += len(line) + 1
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped[0] not in MARKUP_STARTS and "**" not in stripped[:6]:
-            # A plain paragraph line, the common case: it can only end a list.
-            table = None
-            if current_list is not None and not line.startswith((" ", "\t")):
-                current_list.open = False
-            continue
         # Each pattern runs only on lines whose first character can start it.
         first = stripped[0]
-        table_row = first == "|" and TABLE_ROW.match(line)
-        if table is not None and not table_row:
-            table = None
-        if table_row:
+        if first == "|" and TABLE_ROW.match(line):
             if table is None:
                 table = Structure("table")
                 table_seen_separator = False
@@ -106,47 +97,50 @@ def find_structures(body: str) -> list[Structure]:
             elif table_seen_separator:
                 table.items.append(_option_cell(line, line_offset))
             continue
-        heading = first == "#" and HEADING.match(line)
-        if heading:
-            level = len(heading.group(1))
-            current_list = None
-            bold = None
-            for deeper in [lv for lv in headings if lv > level]:
-                del headings[deeper]  # a heading closes the runs of its sub-headings
-            if SECTION_TITLE.match(line[heading.end():].replace("*", "")):
+        table = None
+        if first == "#":
+            heading = HEADING.match(line)
+            if heading:
+                level = len(heading.group(1))
+                current_list = None
+                bold = None
+                for deeper in [lv for lv in headings if lv > level]:
+                    del headings[deeper]  # a heading closes the runs of its sub-headings
+                if SECTION_TITLE.match(line[heading.end():].replace("*", "")):
+                    continue
+                if level not in headings:
+                    headings[level] = Structure("heading")
+                    structures.append(headings[level])
+                text_start = heading.end()
+                number = HEADING_NUMBER.match(line, text_start)
+                headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
                 continue
-            if level not in headings:
-                headings[level] = Structure("heading")
-                structures.append(headings[level])
-            text_start = heading.end()
-            number = HEADING_NUMBER.match(line, text_start)
-            headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
-            continue
-        # A bold line opens with ** or a symbol, never with a number.
-        bold_line = first not in NUMBER_STARTS and "**" in stripped and BOLD_LINE.match(line)
-        if bold_line and SECTION_TITLE.match(bold_line.group(1)):
-            continue
-        if bold_line:
-            if bold is None:
-                bold = Structure("bold")
-                structures.append(bold)
-            bold.items.append(Item(line_offset + bold_line.start(1), line_offset + bold_line.end(1)))
-            current_list = None
-            continue
-        numbered = first in NUMBER_STARTS and NUMBERED.match(line)
-        bullet = not numbered and first in BULLET_STARTS and BULLET.match(line)
-        if numbered or bullet:
-            kind = "numbered" if numbered else "bullet"
-            number = int(numbered.group(2)) if numbered and numbered.group(2) else 0
-            if current_list is None or current_list.kind != kind or (
-                not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
-            ):
-                current_list = Structure(kind)
-                structures.append(current_list)
-            current_list.open = True
-            current_list.last_number = number
-            current_list.items.append(_lead(line, line_offset, (numbered or bullet).end()))
-            continue
+        elif first in ITEM_STARTS or "**" in stripped[:6]:
+            # A bold line opens with ** or a symbol, never with a number.
+            bold_line = first not in NUMBER_STARTS and "**" in stripped and BOLD_LINE.match(line)
+            if bold_line:
+                if SECTION_TITLE.match(bold_line.group(1)):
+                    continue
+                if bold is None:
+                    bold = Structure("bold")
+                    structures.append(bold)
+                bold.items.append((line_offset + bold_line.start(1), line_offset + bold_line.end(1), True))
+                current_list = None
+                continue
+            item = first in ITEM_STARTS and LIST_ITEM.match(line)
+            if item:
+                kind = "bullet" if first in BULLET_STARTS else "numbered"
+                number = int(item.group(1)) if item.group(1) else 0
+                if current_list is None or current_list.kind != kind or (
+                    not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
+                ):
+                    current_list = Structure(kind)
+                    structures.append(current_list)
+                current_list.open = True
+                current_list.last_number = number
+                current_list.items.append(_lead(line, line_offset, item.end()))
+                continue
+        # A paragraph: it ends a list, which a later item continues only by numbering.
         if current_list is not None and not line.startswith((" ", "\t")):
-            current_list.open = False  # a paragraph: a later item continues only by numbering
+            current_list.open = False
     return structures
