@@ -66,9 +66,11 @@ class AliasMatcher:
             for alias in brand.aliases:
                 entries.setdefault(normalize_alias(alias), {}).setdefault((brand.name, brand.category), alias)
         # By pattern index: the entries, whether the boundary rule applies at the start and the
-        # end (the key begins / ends with an ASCII letter), and the first alias as written.
+        # end (the key begins / ends with an ASCII letter), and the rule of the hits it overlaps
+        # when it takes a span (named by its first alias as written).
         self.patterns = [(tuple((name, category, alias) for (name, category), alias in group.items()),
-                          key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS, next(iter(group.values())))
+                          key[0] in ASCII_LETTERS, key[-1] in ASCII_LETTERS,
+                          f"overlapped_by:{next(iter(group.values()))}")
                          for key, group in entries.items()]
         # Every normalized alias, one a line: "is t part of some alias" is one C-level search.
         self.all_keys = "\n".join(entries)
@@ -106,28 +108,27 @@ class AliasMatcher:
         matches.sort(key=itemgetter(1))
         size, body_end, contexts = len(text), scope.body_end, self.contexts
         blocks, block, block_count = scope.blocks, 0, len(scope.blocks)
-        taken_until, winner = -1, ""
+        taken_until, overlapped = -1, ""
         patterns, first_marker = self.patterns, self.first_marker
         for index, start, end in matches:
             if index >= first_marker:
                 marker_starts.append(start)
                 continue
-            entries, latin_start, latin_end, alias = patterns[index]
+            entries, latin_start, latin_end, overlaps = patterns[index]
             # Hits come in order of start: skip the excluded blocks that end before this one.
             while block < block_count and blocks[block][1] <= start:
                 block += 1
-            in_block = block < block_count and blocks[block][0] < end
-            rule = scope.reason_at(start, end) if in_block or start >= body_end else None
-            if rule is None and (
-                (latin_start and start > 0 and text[start - 1] in ASCII_LETTERS)
-                or (latin_end and end < size and text[end] in ASCII_LETTERS)
+            if (block < block_count and blocks[block][0] < end) or start >= body_end:
+                rule = scope.reason_at(start, end)
+            elif (latin_start and start > 0 and text[start - 1] in ASCII_LETTERS) or (
+                latin_end and end < size and text[end] in ASCII_LETTERS
             ):
                 rule = "boundary"
-            if rule is None:
-                if start < taken_until:
-                    rule = f"overlapped_by:{winner}"
-                else:
-                    taken_until, winner = end, alias
+            elif start < taken_until:
+                rule = overlapped
+            else:
+                rule = None
+                taken_until, overlapped = end, overlaps
             for brand, brand_category, brand_alias in entries:
                 hit = AliasHit(brand, brand_category, brand_alias, start, end,
                                rule or (ACCEPTED if brand_category == category else "other_category"))

@@ -176,7 +176,7 @@ def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) ->
         line_start = max(text.rfind("\n", begin, end) + 1, begin)
         line = text[line_start:end]
         if line.strip():
-            if not (REFERENCE_MARKER.match(line) or URL_START.search(line)):
+            if not (REFERENCE_MARKER.match(line) or (("http" in line or "www." in line) and URL_START.search(line))):
                 if REFERENCE_HEADING.match(line):
                     return line_start
                 break
