@@ -156,6 +156,15 @@ def test_positions_map_back_to_the_original_text():
     assert answer[start:end] == "ＡＷＳ"
 
 
+def test_positions_map_back_across_characters_that_fold_to_several():
+    """… folds to three characters, ℃ to two, and e plus an accent to one: hits after them still
+    map back onto the brand as written, on the changed line and after it."""
+    answer = "30℃ 时……推荐ＡＷＳ，其次阿里云…\n这一行不变：阿里云\ncafe\u0301… 然后 AWS…阿里云"
+    result = _run(answer)
+    spans = [span for hit, span in zip(result.hits, result.hit_spans) if hit.accepted]
+    assert [answer[start:end] for start, end in spans] == ["ＡＷＳ", "阿里云", "阿里云", "AWS", "阿里云"]
+
+
 def test_every_negative_cue_the_rules_read_is_one_the_gate_finds():
     """Hits with no gate cue in reach are never read closely: a cue missing from the gate would never count."""
     cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议"]

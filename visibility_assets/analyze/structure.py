@@ -92,7 +92,7 @@ def find_structures(body: str) -> list[Structure]:
                 table = Structure("table")
                 table_seen_separator = False
                 structures.append(table)
-            elif TABLE_SEPARATOR.match(line):
+            elif "--" in line and TABLE_SEPARATOR.match(line):  # most rows hold no "--"
                 table_seen_separator = True
             elif table_seen_separator:
                 table.items.append(_option_cell(line, line_offset))
