@@ -43,7 +43,8 @@ class NormalizedText:
 
 
 FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
-COMMON_FULL_WIDTH = "，：（）！？；"  # the full-width punctuation of nearly every Chinese answer
+# The full-width punctuation of nearly every Chinese answer, with the character NFKC makes of it.
+COMMON_FULL_WIDTH = tuple((char, chr(ord(char) - 0xFEE0)) for char in "，：（）！？；")
 # Characters that may fold to other than one character: all but ASCII, CJK ideographs and
 # full-width forms (each of those folds to exactly one).
 MAY_CHANGE_LENGTH = re.compile("[^\x00-\x7f\u4e00-\u9fff\uff01-\uff5e]")
@@ -60,9 +61,9 @@ def _fold(text: str) -> str:
     NFKC does to it) leaves most answers already normalized, at ~15 us."""
     if not unicodedata.is_normalized("NFKC", text):
         half = text
-        for char in COMMON_FULL_WIDTH:
-            if char in half:
-                half = half.replace(char, chr(ord(char) - 0xFEE0))
+        for full_width, ascii_form in COMMON_FULL_WIDTH:
+            if full_width in half:
+                half = half.replace(full_width, ascii_form)
         if not unicodedata.is_normalized("NFKC", half):
             half = FULL_WIDTH.sub(_half_width, half)
             if not unicodedata.is_normalized("NFKC", half):
@@ -153,7 +154,7 @@ def find_scope(text: str) -> Scope:
         for m in LINK_LABEL.finditer(text, 0, body_end) if text.find("](", 0, body_end) != -1 else ():
             if DOMAIN_ONLY.match(m.group(1)):
                 excluded.append((m.start(1), m.end(1), "out_of_scope:link_label"))
-    return Scope(tuple(excluded), body_end, think, _merged(excluded))
+    return Scope(tuple(excluded), body_end, think, _merged(excluded) if excluded else [])
 
 
 def _merged(spans) -> list[tuple[int, int]]:
