@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..config import BrandCatalog
-from .matcher import ACCEPTED, AliasHit, AliasMatcher
+from .matcher import AliasHit, AliasMatcher
 from .structure import Structure, find_structures
 from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
 
@@ -130,8 +130,7 @@ class Analyzer:
         normalized = normalize(answer or "")
         text = normalized.text
         scope = find_scope(text)
-        hits, cue_starts = self.matcher.scan(text, category, scope)
-        accepted = [h for h in hits if h.rule == ACCEPTED]
+        hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
 
         body = strip_scope(text, scope)
         structure, options = _primary_list(body, accepted) if accepted else (None, [])

@@ -94,13 +94,15 @@ class AliasMatcher:
             contexts.append(ExcludeContext(text, {a: o for a, o in offsets.items() if o}))
         return tuple(contexts)
 
-    def scan(self, text: str, category: str, scope: Scope) -> tuple[list[AliasHit], list[int]]:
-        """Every alias occurrence with its verdict, in text order, and where markers start."""
+    def scan(self, text: str, category: str, scope: Scope) -> tuple[list[AliasHit], list[AliasHit], list[int]]:
+        """Every alias occurrence with its verdict, in text order; the accepted ones; and where
+        markers start."""
         matches = self.automaton.find_matches_as_indexes(text, overlapping=True)
         hits: list[AliasHit] = []
+        accepted: list[AliasHit] = []
         marker_starts: list[int] = []
         if not matches:
-            return hits, marker_starts
+            return hits, accepted, marker_starts
         # Leftmost first, and the longest of those starting at the same place, so that the
         # first hit that passes scope and boundary takes its span (rule 3). Two stable sorts
         # on C-level keys cost a third of one sort on a Python key.
@@ -134,8 +136,10 @@ class AliasMatcher:
                                rule or (ACCEPTED if brand_category == category else "other_category"))
                 if contexts and hit.rule == ACCEPTED and (brand_category, brand) in contexts:
                     self._apply_contexts(hit, text)
+                if hit.rule == ACCEPTED:
+                    accepted.append(hit)
                 hits.append(hit)
-        return hits, marker_starts
+        return hits, accepted, marker_starts
 
     def _apply_contexts(self, hit: AliasHit, text: str) -> None:
         matched = text[hit.start:hit.end]
