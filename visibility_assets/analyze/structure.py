@@ -19,6 +19,7 @@ TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$
 NUMBER_STARTS = frozenset("0123456789一二三四五六七八九十")
 BULLET_STARTS = frozenset("-*+•·")
 ITEM_STARTS = NUMBER_STARTS | BULLET_STARTS
+NOT_BOLD_STARTS = NUMBER_STARTS | {"-"}
 LEAD_END = re.compile(r"[:：—–(（,，。;；|]| - ")
 # Section titles that a heading or bold-line run holds besides its options.
 SECTION_TITLE = re.compile(
@@ -116,8 +117,8 @@ def find_structures(body: str) -> list[Structure]:
                 headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
                 continue
         elif first in ITEM_STARTS or "**" in stripped[:6]:
-            # A bold line opens with ** or a symbol, never with a number.
-            bold_line = first not in NUMBER_STARTS and "**" in stripped and BOLD_LINE.match(line)
+            # A bold line opens with ** or a symbol, never with a number or a dash.
+            bold_line = first not in NOT_BOLD_STARTS and "**" in stripped and BOLD_LINE.match(line)
             if bold_line:
                 if SECTION_TITLE.match(bold_line.group(1)):
                     continue
