@@ -22,3 +22,13 @@ def test_bench_collect_reports_rate_duplicates_and_success():
     assert figures["duplicates"] == 0
     assert figures["permitted_rps"] == 80
     assert 0 < figures["rate_ratio"] <= 1.05
+
+
+def test_bench_clean_times_the_analyzer_against_the_naive_loop_on_one_corpus():
+    figures = _bench("clean", "--answers", "300", "--aliases", "600")
+    for key in ("answers", "aliases", "answers_per_s", "baseline_answers_per_s", "speedup", "matching_speedup"):
+        assert key in figures
+    assert figures["answers"] == 300 and figures["aliases"] == 600
+    assert figures["baseline_sample_answers"] == 300  # a small corpus is timed whole on both sides
+    assert figures["accepted_mentions"] > 0
+    assert abs(figures["speedup"] - figures["answers_per_s"] / figures["baseline_answers_per_s"]) <= 0.1

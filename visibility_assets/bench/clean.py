@@ -4,8 +4,9 @@ The corpus is N answers written by the simulator's answer generator over a gener
 catalog of M aliases (about three per brand, Chinese and Latin, in 8 categories). Both
 sides run on the same answers in the same process, one core. The baseline finds every
 occurrence of every alias of the catalog in the case-folded answer (what a matcher must
-do before any rule applies); it is timed on a sample of the corpus when the corpus is
-large, since it is the slow side, and reported per answer.
+do before any rule applies); it is timed on a seeded random sample of the corpus when the
+corpus is large, since it is the slow side, and reported per answer. (A prefix of the corpus
+would not do: its first answers run 2-3% longer than the mean.)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ QUESTIONS = {
     "workspace": "团队协作办公软件怎么选？", "database": "Which managed database should a startup pick?",
     "security": "企业终端安全产品推荐哪些？", "analytics": "What are the best product analytics tools?",
 }
-BASELINE_SAMPLE = 400
+BASELINE_SAMPLE = 1000
 
 
 def generate_catalog(alias_count: int, seed: int = 0) -> BrandCatalog:
@@ -102,7 +103,7 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         analyzer.matcher.scan(folded.text, category, find_scope(folded.text))
     matching_s = time.perf_counter() - started
 
-    sample = corpus[: min(len(corpus), BASELINE_SAMPLE)]
+    sample = random.Random(seed).sample(corpus, min(len(corpus), BASELINE_SAMPLE))
     started = time.perf_counter()
     for text, _, _ in sample:
         naive_find_all(text, folded_aliases)
@@ -124,10 +125,16 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         "automaton_build_s": round(build_s, 3),
         "baseline_sample_answers": len(sample),
         "baseline_s": round(baseline_s, 3),
-        "mean_answer_chars": round(sum(len(t) for t, _, _ in corpus) / max(1, len(corpus)), 1),
+        "mean_answer_chars": _mean_chars(corpus),
+        "baseline_sample_mean_chars": _mean_chars(sample),
         "accepted_mentions": mentions,
         "definition": "answers_per_s and speedup: the full analyzer (validity, scope, matching and rules,"
                       " lists, recommendation, citations) on one core; matching_*: normalization, scope and"
                       " the alias matcher with its rules only; baseline: per-alias str.find over all aliases"
-                      " on the case-folded answer (matching only), timed on the first baseline_sample_answers",
+                      " on the case-folded answer (matching only), timed on baseline_sample_answers answers drawn"
+                      " at random (seeded) from the corpus",
     }
+
+
+def _mean_chars(answers: list[tuple[str, str, str]]) -> float:
+    return round(sum(len(text) for text, _, _ in answers) / max(1, len(answers)), 1)
