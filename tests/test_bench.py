@@ -32,3 +32,17 @@ def test_bench_clean_times_the_analyzer_against_the_naive_loop_on_one_corpus():
     assert figures["baseline_sample_answers"] == 300  # a small corpus is timed whole on both sides
     assert figures["accepted_mentions"] > 0
     assert abs(figures["speedup"] - figures["answers_per_s"] / figures["baseline_answers_per_s"]) <= 0.1
+
+
+def test_bench_metrics_runs_every_model_over_the_range_in_one_run():
+    figures = _bench("metrics", "--days", "2", "--platforms", "2", "--answers-per-partition", "20", "--instance", "memory")
+    assert figures["success"] and figures["failed_checks"] == []
+    assert figures["partitions"] == 4 and figures["answers"] == 80 and figures["metric_rows"] > 0
+    assert figures["wall_s"] > 0
+
+
+def test_bench_reanalysis_reanalyses_every_stored_answer():
+    figures = _bench("reanalysis", "--days", "1")
+    assert figures["success"]
+    assert figures["samples_reanalysed"] == figures["answers"] > 0
+    assert figures["partitions"] == 6 and figures["metric_rows"] > 0
