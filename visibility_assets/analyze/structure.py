@@ -73,6 +73,10 @@ def _option_cell(line: str, offset: int) -> Item:
 
 
 def find_structures(body: str) -> list[Structure]:
+    """Every option structure of the body, in the order they start. One pass over the lines:
+    a table row extends the open table, a heading the run of its level (and closes deeper
+    ones), a bold line the bold run, an item the open list of its kind; a paragraph line ends
+    the table and the list."""
     structures: list[Structure] = []
     current_list: Structure | None = None  # numbered or bullet list being read
     headings: dict[int, Structure] = {}  # open heading runs by level
