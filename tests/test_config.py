@@ -46,6 +46,7 @@ def _edit(directory, file, mutate):
         ("brands.yaml", lambda d: d["brands"][1].update(alias=["x"]), "unknown key 'alias'"),
         ("brands.yaml", lambda d: d["brands"][1].update(aliases=[]), "aliases must not be empty"),
         ("brands.yaml", lambda d: d["brands"][1].update(aliases=["腾讯云", "  "]), "empty alias"),
+        ("brands.yaml", lambda d: d["brands"][1].update(aliases=["腾讯云", "Tencent\nCloud"]), "spans lines"),
         ("brands.yaml", lambda d: d["brands"][1].update(aliases=["ALIYUN"]), "alias 'ALIYUN' is already claimed by brand '阿里云'"),
         ("brands.yaml", lambda d: d["brands"][1].update(name="阿里云"), "duplicate brand name in its category '阿里云'"),
         ("questions.yaml", lambda d: d["questions"][1].update(id="q001"), "duplicate question id 'q001'"),

@@ -188,6 +188,10 @@ def _load_catalog(path: Path, problems: list[str]) -> BrandCatalog | None:
             if not alias.strip():
                 problems.append(f"{name} line {line}: brand {brand.name!r}: empty alias")
                 continue
+            if "\n" in alias or "\r" in alias:
+                # Answers are read line by line (lists, the reference block): a name never spans lines.
+                problems.append(f"{name} line {line}: brand {brand.name!r}: alias {alias!r} spans lines")
+                continue
             key = (brand.category, normalize_alias(alias))
             owner = claimed.setdefault(key, brand.name)
             if owner != brand.name:

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from ..config import BrandCatalog
 from .matcher import AliasHit, AliasMatcher
-from .structure import Structure, find_structures
+from .structure import Item, Structure, find_structures
 from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
@@ -170,10 +170,9 @@ class Analyzer:
             return ERROR
         # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
         if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
-            # A short answer that declines, even naming brands ("I can't help with X's ..."), is a
-            # refusal; "抱歉，我无法提供实时报价，但可以…" goes on to answer and is not.
-            declines = STRONG_REFUSAL.search(opening) and len(body) < LONG_ANSWER and not GOES_ON.search(body)
-            if declines or not accepted:
+            # One that names brands is a refusal when it declines ("I can't help with X's ..."), not
+            # when it goes on to answer ("抱歉，我无法提供实时报价，但可以…").
+            if not accepted or (STRONG_REFUSAL.search(opening) and not GOES_ON.search(body)):
                 return REFUSAL
         if not offers_brands and not self._on_topic(body, question, bool(accepted)):
             return IRRELEVANT
@@ -230,7 +229,7 @@ def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None
     return None, []
 
 
-def _option_of(body: str, item, accepted: list[AliasHit], starts: list[int]) -> str | None:
+def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int]) -> str | None:
     """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
     heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
     "与钉钉定位相近" or "Similar to AWS" offer no brand. starts: the accepted hits' starts."""

@@ -132,16 +132,19 @@ class AliasMatcher:
                 rule = None
                 taken_until, overlapped = end, overlaps
             for brand, brand_category, brand_alias in entries:
-                hit = AliasHit(brand, brand_category, brand_alias, start, end,
-                               rule or (ACCEPTED if brand_category == category else "other_category"))
-                if contexts and hit.rule == ACCEPTED and (brand_category, brand) in contexts:
-                    self._apply_contexts(hit, text)
-                if hit.rule == ACCEPTED:
-                    accepted.append(hit)
+                verdict = rule or (ACCEPTED if brand_category == category else "other_category")
+                hit = AliasHit(brand, brand_category, brand_alias, start, end, verdict)
+                if verdict == ACCEPTED:
+                    excluding = (brand_category, brand) in contexts and self._excluding_context(hit, text)
+                    if excluding:
+                        hit.rule = f"exclude_context:{excluding}"
+                    else:
+                        accepted.append(hit)
                 hits.append(hit)
         return hits, accepted, marker_starts
 
-    def _apply_contexts(self, hit: AliasHit, text: str) -> None:
+    def _excluding_context(self, hit: AliasHit, text: str) -> str | None:
+        """The exclude_context of the hit's brand that the hit sits in or near, if any."""
         matched = text[hit.start:hit.end]
         for context in self.contexts[(hit.category, hit.brand)]:
             size = len(context.text)
@@ -149,11 +152,10 @@ class AliasMatcher:
                 # Inside an occurrence of the context: it starts where the alias sits within it.
                 for offset in context.alias_offsets.get(matched, ()):
                     if hit.start >= offset and text.startswith(context.text, hit.start - offset):
-                        hit.rule = f"exclude_context:{context.text}"
-                        return
+                        return context.text
             else:
                 low = max(0, hit.start - CONTEXT_WINDOW - size)
                 high = min(len(text), hit.end + CONTEXT_WINDOW + size)
                 if text.find(context.text, low, high) != -1:
-                    hit.rule = f"exclude_context:{context.text}"
-                    return
+                    return context.text
+        return None

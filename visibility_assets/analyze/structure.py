@@ -74,9 +74,10 @@ def _option_cell(line: str, offset: int) -> Item:
 
 def find_structures(body: str) -> list[Structure]:
     """Every option structure of the body, in the order they start. One pass over the lines:
-    a table row extends the open table, a heading the run of its level (and closes deeper
-    ones), a bold line the bold run, an item the open list of its kind; a paragraph line ends
-    the table and the list."""
+    a table row extends the open table and any other line ends it; a heading extends the run
+    of its level, closes deeper runs and ends the list and the bold run; a bold line extends
+    the bold run and ends the list; an item extends the open list of its kind; a paragraph
+    line that is not indented ends the list (a later item continues it only by numbering)."""
     structures: list[Structure] = []
     current_list: Structure | None = None  # numbered or bullet list being read
     headings: dict[int, Structure] = {}  # open heading runs by level
@@ -134,6 +135,7 @@ def find_structures(body: str) -> list[Structure]:
                 continue
             item = first in ITEM_STARTS and LIST_ITEM.match(line)
             if item:
+                # The first character decides which branch of LIST_ITEM matched.
                 kind = "bullet" if first in BULLET_STARTS else "numbered"
                 number = int(item.group(1)) if item.group(1) else 0
                 if current_list is None or current_list.kind != kind or (

@@ -50,61 +50,72 @@ COMMON_FULL_WIDTH = tuple((char, chr(ord(char) - 0xFEE0)) for char in "，：（
 MAY_CHANGE_LENGTH = re.compile("[^\x00-\x7f\u4e00-\u9fff\uff01-\uff5e]")
 
 
-def _half_width(match: re.Match) -> str:
+def _half_width_char(match: re.Match) -> str:
     char = match.group()
     return " " if char == "\u3000" else chr(ord(char) - 0xFEE0)
 
 
+def _half_width(text: str) -> tuple[str, bool]:
+    """The text with its full-width forms mapped as NFKC maps them (one character to one), and
+    whether the result is NFKC-normalized. Full NFKC costs ~70 us on a Chinese answer because
+    its full-width punctuation fails the quick check; mapped first, most answers pass it."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text, True
+    for full_width, ascii_form in COMMON_FULL_WIDTH:
+        if full_width in text:
+            text = text.replace(full_width, ascii_form)
+    if unicodedata.is_normalized("NFKC", text):
+        return text, True
+    text = FULL_WIDTH.sub(_half_width_char, text)
+    return text, unicodedata.is_normalized("NFKC", text)
+
+
 def _fold(text: str) -> str:
-    """NFKC and case folding. Full NFKC costs ~70 us on a Chinese answer because its
-    full-width punctuation fails the quick check; mapping that range first (which is what
-    NFKC does to it) leaves most answers already normalized, at ~15 us."""
-    if not unicodedata.is_normalized("NFKC", text):
-        half = text
-        for full_width, ascii_form in COMMON_FULL_WIDTH:
-            if full_width in half:
-                half = half.replace(full_width, ascii_form)
-        if not unicodedata.is_normalized("NFKC", half):
-            half = FULL_WIDTH.sub(_half_width, half)
-            if not unicodedata.is_normalized("NFKC", half):
-                # Only the lines that need it (NFKC never reaches across a line break): the
-                # CJK text around one … costs more to normalize than the rest of the analysis.
-                half = "\n".join(line if unicodedata.is_normalized("NFKC", line) else unicodedata.normalize("NFKC", line)
-                                 for line in half.split("\n"))
-        text = half
-    return text.casefold()
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
-@lru_cache(maxsize=8192)
-def _fold_char(char: str) -> str:
-    return _fold(char)
+_fold_char = lru_cache(maxsize=8192)(_fold)  # answers repeat their few unusual characters
 
 
 def normalize(original: str) -> NormalizedText:
-    folded = _fold(original)
-    if len(folded) == len(original):
-        # Almost always: full-width letters and punctuation fold one to one.
-        return NormalizedText(original, folded)
-    # Some characters fold to several (… -> ..., ℃ -> °c). No character folds to or from a
-    # line break and folding never reaches across one, so only the lines that changed length
-    # need a look, and in them only the characters that can change length.
+    """NFKC and case folding, with every position of the result mapped back to the original."""
+    half, is_nfkc = _half_width(original)
+    if is_nfkc:
+        folded = half.casefold()
+        if len(folded) == len(original):
+            # Almost always: the full-width forms and the case fold one to one.
+            return NormalizedText(original, folded)
+    # Line by line: no character folds to or from a line break, and NFKC never reaches across
+    # one. A line that needs no more than case folding keeps it when that keeps its length.
     pieces, expansions = [], []
     offset = shift = 0  # where the line starts in the original; text index minus original index
-    for line, folded_line in zip(original.split("\n"), folded.split("\n"), strict=True):
+    for line, half_line in zip(original.split("\n"), half.split("\n"), strict=True):
+        folded_line = half_line.casefold() if is_nfkc or unicodedata.is_normalized("NFKC", half_line) else ""
         if len(folded_line) != len(line):
-            line_expansions = [(m.start(), n) for m in MAY_CHANGE_LENGTH.finditer(line)
-                               if (n := len(_fold_char(m.group()))) != 1]
-            if len(line) + sum(n - 1 for _, n in line_expansions) != len(folded_line):
-                # Folding joined characters (a letter and its accent): fold each one alone.
-                folded_chars = [_fold_char(char) for char in line]
-                folded_line = "".join(folded_chars)
-                line_expansions = [(i, len(f)) for i, f in enumerate(folded_chars) if len(f) != 1]
+            folded_line, line_expansions = _fold_by_character(line)
             for index, length in line_expansions:
                 expansions.append((offset + index + shift, offset + index, length))
                 shift += length - 1
         pieces.append(folded_line)
         offset += len(line) + 1
     return NormalizedText(original, "\n".join(pieces), tuple(expansions))
+
+
+def _fold_by_character(line: str) -> tuple[str, list[tuple[int, int]]]:
+    """The line with each character folded on its own, so that every position maps back
+    exactly (a letter and a separate accent stay two characters), and the (index, length) of
+    the characters that did not fold to one. The runs between characters that can change
+    length fold one to one and are folded whole."""
+    pieces, line_expansions, position = [], [], 0
+    for match in MAY_CHANGE_LENGTH.finditer(line):
+        index = match.start()
+        folded_char = _fold_char(match.group())
+        pieces += (_fold(line[position:index]), folded_char)
+        if len(folded_char) != 1:
+            line_expansions.append((index, len(folded_char)))
+        position = index + 1
+    pieces.append(_fold(line[position:]))
+    return "".join(pieces), line_expansions
 
 
 # --- scope ----------------------------------------------------------------------------
@@ -127,16 +138,14 @@ BRACKETED_ENTRY = re.compile(r"^\s*(?:\[\^?\d+\^?\]|\[citation:\d+\])")
 class Scope:
     """Spans of the normalized text that are not the answer body, each with its reason."""
 
-    excluded: tuple[tuple[int, int, str], ...]
+    excluded: tuple[tuple[int, int, str], ...]  # before body_end: the block after it is out of scope whole
     body_end: int  # where the trailing reference block starts (len(text) when there is none)
     think: tuple[tuple[int, int], ...]
-    blocks: list[tuple[int, int]]  # the excluded spans merged, in order: most hits are clear of them
+    blocks: tuple[tuple[int, int], ...]  # the excluded spans merged, in order: most hits are clear of them
 
     def reason_at(self, start: int, end: int) -> str | None:
         if start >= self.body_end:
             return "out_of_scope:references"
-        if not self.excluded:
-            return None
         for s, e, reason in self.excluded:
             if s < end and start < e:
                 return reason
@@ -147,24 +156,26 @@ def find_scope(text: str) -> Scope:
     think = tuple(m.span() for m in THINK.finditer(text)) if "<think>" in text else ()
     excluded = [(s, e, "out_of_scope:think") for s, e in think]
     body_end = reference_block_start(text, think)
-    # URLs and link labels lie within a line and the reference block starts at one, so only
-    # those before it need spans: most answers keep their URLs in the block.
+    # The reference block is out of scope as a whole, so only the URLs and link labels before
+    # it need spans (most answers keep their URLs in the block). None runs into the block: a
+    # URL stays within its line, and a label's URL would have to open the block's first line,
+    # which is its heading or a [n] entry. (No alias spans lines either: the config says so.)
     if text.find("http", 0, body_end) != -1 or text.find("www.", 0, body_end) != -1:
         excluded += [(m.start(), m.end(), "out_of_scope:url") for m in URL.finditer(text, 0, body_end)]
         for m in LINK_LABEL.finditer(text, 0, body_end) if text.find("](", 0, body_end) != -1 else ():
             if DOMAIN_ONLY.match(m.group(1)):
                 excluded.append((m.start(1), m.end(1), "out_of_scope:link_label"))
-    return Scope(tuple(excluded), body_end, think, _merged(excluded) if excluded else [])
+    return Scope(tuple(excluded), body_end, think, _merged(excluded) if excluded else ())
 
 
-def _merged(spans) -> list[tuple[int, int]]:
+def _merged(spans) -> tuple[tuple[int, int], ...]:
     merged: list[tuple[int, int]] = []
     for start, end, _ in sorted(spans):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((start, end))
-    return merged
+    return tuple(merged)
 
 
 def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) -> int:
