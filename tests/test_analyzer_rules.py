@@ -165,6 +165,14 @@ def test_positions_map_back_across_characters_that_fold_to_several():
     assert [answer[start:end] for start, end in spans] == ["ＡＷＳ", "阿里云", "阿里云", "AWS", "阿里云"]
 
 
+def test_positions_map_back_when_growing_and_shrinking_characters_cancel_out():
+    """… grows by two and each e with a separate accent would shrink by one: same length, shifted positions."""
+    answer = "… 推荐 AWS，cafe\u0301 cafe\u0301"
+    result = _run(answer)
+    spans = [span for hit, span in zip(result.hits, result.hit_spans) if hit.accepted]
+    assert [answer[start:end] for start, end in spans] == ["AWS"]
+
+
 def test_every_negative_cue_the_rules_read_is_one_the_gate_finds():
     """Hits with no gate cue in reach are never read closely: a cue missing from the gate would never count."""
     cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议"]
