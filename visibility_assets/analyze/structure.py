@@ -137,7 +137,8 @@ def find_structures(body: str) -> list[Structure]:
             if item:
                 # The first character decides which branch of LIST_ITEM matched.
                 kind = "bullet" if first in BULLET_STARTS else "numbered"
-                number = int(item.group(1)) if item.group(1) else 0
+                digits = item.group(1)
+                number = int(digits) if digits else 0
                 if current_list is None or current_list.kind != kind or (
                     not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
                 ):

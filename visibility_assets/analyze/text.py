@@ -185,9 +185,9 @@ def reference_block_start(text: str, think: tuple[tuple[int, int], ...] = ()) ->
     end = len(text)
     first_entry, all_bracketed = None, True
     while True:  # lines from the last, without splitting the whole answer
-        line_start = max(text.rfind("\n", begin, end) + 1, begin)
+        line_start = text.rfind("\n", begin, end) + 1 or begin
         line = text[line_start:end]
-        if line.strip():
+        if line and not line.isspace():
             if not (REFERENCE_MARKER.match(line) or (("http" in line or "www." in line) and URL_START.search(line))):
                 if REFERENCE_HEADING.match(line):
                     return line_start
