@@ -45,8 +45,8 @@ class NormalizedText:
 FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
 # The full-width punctuation of nearly every Chinese answer, with the character NFKC makes of it.
 COMMON_FULL_WIDTH = tuple((char, chr(ord(char) - 0xFEE0)) for char in "，：（）！？；")
-# Characters that may fold to other than one character: all but ASCII, CJK ideographs and
-# full-width forms (each of those folds to exactly one).
+# Characters that may fold to other than one character or join a neighbour (an accent): all
+# but ASCII, CJK ideographs and full-width forms, each of which folds to exactly one on its own.
 MAY_CHANGE_LENGTH = re.compile("[^\x00-\x7f\u4e00-\u9fff\uff01-\uff5e]")
 
 
