@@ -90,8 +90,9 @@ def normalize(original: str) -> NormalizedText:
     pieces, expansions = [], []
     offset = shift = 0  # where the line starts in the original; text index minus original index
     for line, half_line in zip(original.split("\n"), half.split("\n"), strict=True):
-        folded_line = half_line.casefold() if is_nfkc or unicodedata.is_normalized("NFKC", half_line) else ""
-        if len(folded_line) != len(line):
+        case_only = is_nfkc or unicodedata.is_normalized("NFKC", half_line)
+        folded_line = half_line.casefold() if case_only else None
+        if folded_line is None or len(folded_line) != len(line):
             folded_line, line_expansions = _fold_by_character(line)
             for index, length in line_expansions:
                 expansions.append((offset + index + shift, offset + index, length))

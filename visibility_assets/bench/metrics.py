@@ -3,7 +3,6 @@ single-run backfill, over synthetic cleaned samples, in a scratch data directory
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from datetime import timedelta
@@ -69,7 +68,7 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     instance config, deploy/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
     or "memory" (Dagster's ephemeral instance: the SQL and Dagster's step overhead alone)."""
     names = KNOWN_PLATFORMS[:platforms]
-    with scratch_home("bench-metrics-") as scratch:
+    with scratch_home("bench-metrics-"):
         from dagster import DagsterInstance, materialize
 
         from ..definitions import resources
@@ -78,8 +77,10 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
         from ..partitions import partition_key
         from ..runs import QUIET_RUN
         from ..sql_models.assets import build_sql_assets
+        from ..paths import warehouse_path
+        from ..warehouse import open_read_only
 
-        answers = seed_warehouse(os.path.join(scratch, "warehouse.duckdb"), days, per_partition, names)
+        answers = seed_warehouse(str(warehouse_path()), days, per_partition, names)
         progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
         first = (LAST_DAY - timedelta(days=days - 1)).isoformat()
         started = time.perf_counter()
@@ -92,7 +93,7 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
                 run_config=QUIET_RUN,
             )
         wall = time.perf_counter() - started
-        with duckdb.connect(os.path.join(scratch, "warehouse.duckdb"), read_only=True) as conn:
+        with open_read_only() as conn:
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
             alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]

@@ -6,7 +6,6 @@ runs it."""
 from __future__ import annotations
 
 import io
-import os
 import random
 import sys
 import time
@@ -16,7 +15,6 @@ import duckdb
 import pyarrow as pa
 
 from . import LAST_DAY, scratch_home
-
 
 
 def seed_raw_answers(path: str, config, days: int) -> int:
@@ -47,19 +45,21 @@ def seed_raw_answers(path: str, config, days: int) -> int:
 
 
 def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message, file=sys.stderr)) -> dict:
-    with scratch_home("bench-reanalysis-") as scratch:
+    with scratch_home("bench-reanalysis-"):
         from ..backfill import run_backfill
         from ..config import load_config
+        from ..paths import warehouse_path
+        from ..warehouse import open_read_only
 
         config = load_config()
-        answers = seed_raw_answers(os.path.join(scratch, "warehouse.duckdb"), config, days)
+        answers = seed_raw_answers(str(warehouse_path()), config, days)
         progress(f"bench reanalysis: {answers} stored answers, {days} days x {len(config.platforms)} platforms")
         started = time.perf_counter()
         log = io.StringIO()
         status = run_backfill(LAST_DAY - timedelta(days=days - 1), LAST_DAY, config.platform_names, out=log)
         wall = time.perf_counter() - started
         progress(log.getvalue().rstrip())
-        with duckdb.connect(os.path.join(scratch, "warehouse.duckdb"), read_only=True) as conn:
+        with open_read_only() as conn:
             samples = conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
     return {"days": days, "platforms": len(config.platforms), "partitions": days * len(config.platforms),
