@@ -97,6 +97,14 @@ def test_permanent_errors_are_not_retried(tmp_path):
     assert states == {"failed": 5}
 
 
+def test_a_partition_fails_above_the_failure_share_limit_naming_platform_day_and_classes(tmp_path):
+    behaviour = PlatformBehaviour(latency_s=(0, 0.001), api_key="expected-key")
+    settings = CollectionSettings(retry=QUICK.retry, failure_share_limit=0.5, breaker_consecutive_failures=1000)
+    report, _, states, _ = _collect(tmp_path, behaviour, settings, questions=5, rounds=1)
+    assert report.error == f"deepseek {DAY}: 5 of 5 requests failed (100% > limit 50%); by class: {{'auth': 5}}"
+    assert states == {"failed": 5}
+
+
 def test_429_is_honoured_and_the_rate_lowered(tmp_path):
     """The config claims 50 rps but the platform permits 5: the client backs off instead of hammering."""
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), rate_limit_rps=5)

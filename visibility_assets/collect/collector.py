@@ -94,7 +94,7 @@ def check_report(report: CollectionReport, settings: CollectionSettings) -> None
         raise CollectionFailed(report.breaker_open, report)
     if report.failure_share > settings.failure_share_limit:
         raise CollectionFailed(
-            f"{platform.name} {date}: {report.failed} of {report.to_send} requests failed"
+            f"{report.platform} {report.date}: {report.failed} of {report.to_send} requests failed"
             f" ({report.failure_share:.0%} > limit {settings.failure_share_limit:.0%});"
             f" by class: {dict(report.failed_by_class)}", report)
 
