@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 
 FAST = PlatformBehaviour(latency_s=(0.001, 0.01))
 

@@ -10,16 +10,16 @@ import duckdb
 import httpx
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
-from visibility_assets.assets.raw_responses import build_raw_ai_responses
+from visibility_assets.defs.collect import build_raw_ai_responses
 from visibility_assets.collect.journal import journal_path
 from visibility_assets.config import load_config
 from visibility_assets.definitions import resources
 from visibility_assets.instance import get_instance
-from visibility_assets.partitions import partition_key, partition_tags
+from visibility_assets.defs.partitions import partition_key, partition_tags
 from visibility_assets.paths import warehouse_path
-from visibility_assets.resources import CollectorResource
-from visibility_assets.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.simulator.server import SimulatorServer
+from visibility_assets.defs.resources import CollectorResource
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .conftest import write_config
 
@@ -36,7 +36,7 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
         config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=15)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
         get_instance()
-        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, "doubao"],
+        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, "doubao"],
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   env=dict(os.environ))
         worker.stdin.close()

@@ -11,8 +11,8 @@ from visibility_assets.collect.collector import CollectionFailed, CollectionSett
 from visibility_assets.collect.errors import ErrorClass, classify_status, parse_retry_after
 from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.config import MissingApiKey, load_config
-from visibility_assets.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .conftest import write_config
 
@@ -164,7 +164,7 @@ def test_missing_api_key_fails_before_any_request(tmp_path, monkeypatch):
 def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
     from zoneinfo import ZoneInfo
 
-    from visibility_assets.assets.raw_responses import resolve_deadline
+    from visibility_assets.defs.collect import resolve_deadline
 
     shanghai = ZoneInfo("Asia/Shanghai")
     at_two = datetime(2026, 11, 30, 2, 0, tzinfo=shanghai)

@@ -2,10 +2,10 @@
 
 from dagster import AssetKey, MultiPartitionsDefinition
 
-from visibility_assets.assets.raw_responses import raw_ai_responses
+from visibility_assets.defs.collect import raw_ai_responses
 from visibility_assets.config import load_config
 from visibility_assets.definitions import defs
-from visibility_assets.partitions import daily_platform_partitions, partition_tags, split_partition_key
+from visibility_assets.defs.partitions import daily_platform_partitions, partition_tags, split_partition_key
 
 
 def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():

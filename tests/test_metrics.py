@@ -10,13 +10,13 @@ import pyarrow as pa
 import pytest
 from dagster import DagsterEventType, materialize
 
-from visibility_assets.clean.samples import SCHEMAS
+from visibility_assets.analyze.samples import SCHEMAS
 from visibility_assets.definitions import resources
 from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
-from visibility_assets.operations import RANGE_END, RANGE_START
-from visibility_assets.partitions import partition_key
+from visibility_assets.defs.automation import RANGE_END, RANGE_START
+from visibility_assets.defs.partitions import partition_key
 from visibility_assets.paths import warehouse_path
-from visibility_assets.sql_models.assets import build_sql_assets
+from visibility_assets.defs.measure import build_sql_assets
 from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
 
 DAY = date(2026, 11, 10)
@@ -249,7 +249,7 @@ def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
 
 
 def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
-    from visibility_assets.assets.report import visibility_report
+    from visibility_assets.defs.report import visibility_report
 
     _write_partition()
     assert _materialize().success

@@ -10,8 +10,8 @@ from dagster import build_schedule_context
 
 from visibility_assets.definitions import defs, resources
 from visibility_assets.instance import get_instance
-from visibility_assets.operations import nightly_collection
-from visibility_assets.runs import materialize_partition
+from visibility_assets.defs.automation import nightly_collection
+from visibility_assets.cli.partition_runs import materialize_partition
 
 DAY = "2026-11-07"
 
@@ -90,7 +90,7 @@ def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(
     from dagster import build_sensor_context
 
     from visibility_assets.config import load_config
-    from visibility_assets.operations import catalog_change_sensor
+    from visibility_assets.defs.automation import catalog_change_sensor
 
     instance = get_instance()
     first = catalog_change_sensor(build_sensor_context(instance=instance, cursor=None))

@@ -13,8 +13,8 @@ from dagster import AssetKey, DagsterInstance, build_schedule_context
 
 from visibility_assets.definitions import defs, resources
 from visibility_assets.instance import INSTANCE_YAML
-from visibility_assets.operations import nightly_collection
-from visibility_assets.runs import materialize_partition
+from visibility_assets.defs.automation import nightly_collection
+from visibility_assets.cli.partition_runs import materialize_partition
 
 ADMIN_DSN = os.environ.get("VISIBILITY_TEST_PG_ADMIN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 

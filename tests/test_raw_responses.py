@@ -12,7 +12,7 @@ from visibility_assets.config import load_config
 from visibility_assets.definitions import defs, resources
 from visibility_assets.instance import get_instance
 from visibility_assets.paths import warehouse_path
-from visibility_assets.runs import materialize_partition
+from visibility_assets.cli.partition_runs import materialize_partition
 
 DAY = "2026-11-01"
 

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 
 QUESTION = load_config(EXAMPLE_CONFIG_DIR).questions[0].text
 BODY = {"model": "deepseek-chat", "messages": [{"role": "user", "content": QUESTION}]}

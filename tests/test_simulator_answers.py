@@ -1,4 +1,4 @@
-"""Tests for visibility_assets.simulator.answers (the simulated platform's answer texts)."""
+"""Tests for visibility_assets.tools.simulator.answers (the simulated platform's answer texts)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from visibility_assets.simulator.answers import (
+from visibility_assets.tools.simulator.answers import (
     KINDS,
     KNOWN_PLATFORMS,
     STRUCTURES,
@@ -100,7 +100,7 @@ def test_different_seeds_give_different_texts():
 def test_deterministic_across_processes_and_hash_seeds():
     code = (
         "import random, hashlib\n"
-        "from visibility_assets.simulator.answers import SimBrand, compose_answer, style_for, brand_weights\n"
+        "from visibility_assets.tools.simulator.answers import SimBrand, compose_answer, style_for, brand_weights\n"
         "B = (SimBrand('阿里云', ('阿里云', 'Alibaba Cloud'), ('aliyun.com',)),\n"
         "     SimBrand('AWS', ('AWS', 'Amazon Web Services'), ('aws.amazon.com',)),\n"
         "     SimBrand('Azure', ('Azure', '微软云'), ('azure.microsoft.com',)))\n"

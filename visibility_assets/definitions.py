@@ -2,15 +2,15 @@
 
 from dagster import Definitions, in_process_executor
 
-from .assets.cleaning import brand_catalog, cleaned_samples
-from .assets.config_files import visibility_config_files
-from .assets.raw_responses import raw_ai_responses
-from .assets.report import visibility_report
+from .defs.clean import brand_catalog, cleaned_samples
+from .defs.config_files import visibility_config_files
+from .defs.collect import raw_ai_responses
+from .defs.report import visibility_report
 from .instance import batch_event_writes
-from .operations import catalog_change_sensor, nightly_collection, nightly_job
-from .resources import CollectorResource, VisibilityConfigResource
-from .sql_models.assets import build_sql_assets
-from .warehouse import default_warehouse
+from .defs.automation import catalog_change_sensor, nightly_collection, nightly_job
+from .defs.resources import CollectorResource, VisibilityConfigResource
+from .defs.measure import build_sql_assets
+from .warehouse.resource import default_warehouse
 
 
 def resources() -> dict:

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ..db import transaction
+from ..warehouse.db import transaction
 from ..paths import journal_dir
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
 from .plan import PlannedRequest, content_hash

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import yaml
 
-from ..db import RUN_PARTITIONS
+from ..warehouse.db import RUN_PARTITIONS
 
-PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_like_sql"
+PROJECT_DIR = Path(__file__).parent / "dbt_like_sql"  # a link to the top-level dbt_like_sql/
 KINDS = ("view", "table", "incremental")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")

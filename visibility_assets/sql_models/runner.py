@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ..db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, fill_run_partitions
+from ..warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, fill_run_partitions
 from .project import Model, ModelTest, SqlProject
 
 

@@ -21,9 +21,9 @@ from ..collect.collector import CollectionFailed, CollectionReport
 from .config_files import visibility_config_files
 from ..collect.journal import journal_path
 from ..config import MissingApiKey
-from ..partitions import TIMEZONE, daily_platform_partitions, split_partition_key
-from ..resources import CollectorResource, VisibilityConfigResource
-from ..warehouse import WarehouseResource
+from .partitions import TIMEZONE, daily_platform_partitions, split_partition_key
+from .resources import CollectorResource, VisibilityConfigResource
+from ..warehouse.resource import WarehouseResource
 
 # A partition that failed (platform down, breaker open) is retried by Dagster later; the
 # journal makes the retry resume where the failed attempt stopped.

@@ -11,10 +11,10 @@ from dagster import (
     asset,
 )
 
-from ..partitions import daily_platform_partitions, split_partition_key
-from ..warehouse import WarehouseResource
-from .project import Model, SqlProject, load_project
-from .runner import build_model, create_macros, failing_rows
+from .partitions import daily_platform_partitions, split_partition_key
+from ..warehouse.resource import WarehouseResource
+from ..sql_models.project import Model, SqlProject, load_project
+from ..sql_models.runner import build_model, create_macros, failing_rows
 
 
 def build_model_asset(project: SqlProject, model: Model):

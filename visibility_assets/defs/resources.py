@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from dagster import ConfigurableResource
 
-from .collect.client import RetrySettings
-from .collect.collector import CollectionReport, CollectionSettings, collect_partition
-from .collect.journal import CollectionJournal, journal_path
-from .config import VisibilityConfig, load_config
+from ..collect.client import RetrySettings
+from ..collect.collector import CollectionReport, CollectionSettings, collect_partition
+from ..collect.journal import CollectionJournal, journal_path
+from ..config import VisibilityConfig, load_config
 
 
 class VisibilityConfigResource(ConfigurableResource):

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import httpx
 
-from ..collect.client import RetrySettings
-from ..collect.collector import CollectionReport, CollectionSettings, collect_partition_async
-from ..collect.journal import CollectionJournal
-from ..config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
+from ...collect.client import RetrySettings
+from ...collect.collector import CollectionReport, CollectionSettings, collect_partition_async
+from ...collect.journal import CollectionJournal
+from ...config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
 from ..simulator.answers import KNOWN_PLATFORMS
 from ..simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from ..simulator.server import SimulatorServer

@@ -5,7 +5,7 @@ import hashlib
 from dagster import DataVersion, observable_source_asset
 
 from ..config import BRANDS_FILE, PLATFORMS_FILE, QUESTIONS_FILE
-from ..resources import VisibilityConfigResource
+from .resources import VisibilityConfigResource
 
 
 @observable_source_asset(

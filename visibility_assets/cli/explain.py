@@ -6,8 +6,8 @@ from datetime import date
 
 import duckdb
 
-from .paths import warehouse_path
-from .warehouse import open_read_only
+from ..paths import warehouse_path
+from ..warehouse.resource import open_read_only
 
 
 class ExplainError(Exception):

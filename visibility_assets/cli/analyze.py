@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..config import load_catalog
-from .analyzer import Analyzer
+from ..analyze.analyzer import Analyzer
 
 REQUIRED = ("id", "answer", "category")
 

@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..analyze.analyzer import Analyzer
-from ..analyze.text import find_scope, normalize
-from ..config import Brand, BrandCatalog
+from ...analyze.analyzer import Analyzer
+from ...analyze.text import find_scope, normalize
+from ...config import Brand, BrandCatalog
 from ..simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
 
 # Brand-name characters: a pool large enough that generated names rarely sit inside one another.

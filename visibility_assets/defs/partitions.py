@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import DailyPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from .config import load_config
+from ..config import load_config
 
 TIMEZONE = "Asia/Shanghai"
 FIRST_DAY = "2025-01-01"

@@ -10,8 +10,8 @@ import sys
 import warnings
 from datetime import date as Date
 
-from .config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
-from .simulator.launch import SimulatorPortBusy
+from ..config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
+from ..tools.simulator.launch import SimulatorPortBusy
 
 
 class UserError(Exception):
@@ -112,21 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args):
-    from .config import load_config
+    from ..config import load_config
     return load_config(args.config_dir)
 
 
 def _demo(args) -> int:
     config = _config(args)  # validate before anything is imported, started or written
     from .demo import demo_dates, run_demo
-    from .operations import yesterday
+    from ..defs.automation import yesterday
     end = args.date or yesterday()
     return run_demo(config, demo_dates(end, args.days))
 
 
 def _simulate(args) -> int:
-    from .simulator.behaviour import PlatformBehaviour, SimulatorSettings
-    from .simulator.server import SimulatorServer
+    from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+    from ..tools.simulator.server import SimulatorServer
     import asyncio
 
     config = None
@@ -153,7 +153,7 @@ def _simulate(args) -> int:
 
 def _backfill(args) -> int:
     config = _config(args)
-    from .operations import yesterday
+    from ..defs.automation import yesterday
     until = args.until or yesterday()
     if args.since > until:
         raise UserError(f"--since {args.since} is after --until {until}")
@@ -176,7 +176,7 @@ def _explain(args) -> int:
 
 
 def _analyze(args) -> int:
-    from .analyze.cli import AnswersFileError, run_analyze
+    from .analyze import AnswersFileError, run_analyze
     try:
         return run_analyze(args.catalog, args.answers, args.out)
     except AnswersFileError as exc:
@@ -184,7 +184,7 @@ def _analyze(args) -> int:
 
 
 def _bench_collect(args) -> int:
-    from .bench.collect import run_collect_bench
+    from ..tools.bench.collect import run_collect_bench
     result = run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
                                args.storm, args.concurrency, args.timeout, args.seed)
     print(json.dumps(result, ensure_ascii=False))
@@ -192,20 +192,20 @@ def _bench_collect(args) -> int:
 
 
 def _bench_clean(args) -> int:
-    from .bench.clean import run_clean_bench
+    from ..tools.bench.clean import run_clean_bench
     print(json.dumps(run_clean_bench(args.answers, args.aliases, args.seed), ensure_ascii=False))
     return 0
 
 
 def _bench_metrics(args) -> int:
-    from .bench.metrics import run_metrics_bench
+    from ..tools.bench.metrics import run_metrics_bench
     print(json.dumps(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition,
                                        args.instance)))
     return 0
 
 
 def _bench_reanalysis(args) -> int:
-    from .bench.reanalysis import run_reanalysis_bench
+    from ..tools.bench.reanalysis import run_reanalysis_bench
     print(json.dumps(run_reanalysis_bench(args.days)))
     return 0
 

@@ -19,9 +19,9 @@ from dagster import (
     sensor,
 )
 
-from .config import load_config
+from ..config import load_config
 from .partitions import TIMEZONE, daily_platform_partitions, partition_key, partition_tags
-from .warehouse import open_read_only
+from ..warehouse.resource import open_read_only
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 LOOKBACK_ENV = "VISIBILITY_REANALYSIS_DAYS"
@@ -114,6 +114,6 @@ def catalog_change_sensor(context: SensorEvaluationContext):
 
 
 def reanalysis_keys() -> list[AssetKey]:
-    from .definitions import defs
+    from ..definitions import defs
 
     return sorted(REANALYSIS.resolve(defs.resolve_asset_graph()), key=lambda k: k.to_user_string())

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from dagster import AssetsDefinition, DagsterInstance, materialize
 
-from .partitions import partition_key, partition_tags
+from ..defs.partitions import partition_key, partition_tags
 
 
 # Dagster's console logger prints every event at DEBUG; commands print their own progress.
@@ -68,7 +68,7 @@ def materialize_partitions(keys: list[tuple[str, str]], parallel: int = 6, run_c
 
 def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
     completed = subprocess.run(
-        [sys.executable, "-m", "visibility_assets.runs", date, platform],
+        [sys.executable, "-m", "visibility_assets.cli.partition_runs", date, platform],
         input=json.dumps(request), capture_output=True, text=True,
     )
     lines = completed.stdout.strip().splitlines()
@@ -80,8 +80,8 @@ def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
 
 
 def _worker_main() -> None:
-    from .definitions import defs, resources
-    from .instance import get_instance
+    from ..definitions import defs, resources
+    from ..instance import get_instance
 
     date, platform = sys.argv[1], sys.argv[2]
     request = json.loads(sys.stdin.read() or "{}")

@@ -8,15 +8,15 @@ from datetime import date as Date, timedelta
 
 from dagster import materialize
 
-from .assets.cleaning import brand_catalog
-from .assets.report import visibility_report
-from .config import VisibilityConfig
-from .definitions import defs, resources
-from .instance import get_instance
-from .paths import data_dir
-from .runs import QUIET_RUN, PartitionRun, materialize_partitions
-from .simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from .simulator.launch import running_simulators
+from ..defs.clean import brand_catalog
+from ..defs.report import visibility_report
+from ..config import VisibilityConfig
+from ..definitions import defs, resources
+from ..instance import get_instance
+from ..paths import data_dir
+from .partition_runs import QUIET_RUN, PartitionRun, materialize_partitions
+from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from ..tools.simulator.launch import running_simulators
 
 # Realistic answer times (1-30 s) scaled down 50x, with a few transient faults to show the
 # retries; no hangs, which would each cost a platform's whole client timeout.

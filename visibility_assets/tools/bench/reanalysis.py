@@ -18,9 +18,9 @@ from . import LAST_DAY, scratch_home
 
 
 def seed_raw_answers(path: str, config, days: int) -> int:
-    from ..collect.plan import content_hash, plan_requests
+    from ...collect.plan import content_hash, plan_requests
     from ..simulator.answers import compose_answer, sim_brands_by_category
-    from ..warehouse import RAW_SCHEMA
+    from ...warehouse.resource import RAW_SCHEMA
 
     brands = sim_brands_by_category(config.catalog)
     rows, now = [], datetime.now(UTC)
@@ -46,10 +46,10 @@ def seed_raw_answers(path: str, config, days: int) -> int:
 
 def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message, file=sys.stderr)) -> dict:
     with scratch_home("bench-reanalysis-"):
-        from ..backfill import run_backfill
-        from ..config import load_config
-        from ..paths import warehouse_path
-        from ..warehouse import open_read_only
+        from ...cli.backfill import run_backfill
+        from ...config import load_config
+        from ...paths import warehouse_path
+        from ...warehouse.resource import open_read_only
 
         config = load_config()
         answers = seed_raw_answers(str(warehouse_path()), config, days)

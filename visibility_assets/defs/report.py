@@ -4,7 +4,7 @@ from dagster import AssetKey, MaterializeResult, MetadataValue, asset
 
 from ..paths import reports_dir
 from ..report.html import latest_date, render_report
-from ..warehouse import WarehouseResource
+from ..warehouse.resource import WarehouseResource
 
 
 @asset(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import h11
 
-from ..config import VisibilityConfig
+from ...config import VisibilityConfig
 from .answers import SimBrand, compose_answer, sim_brands_by_category
 from .behaviour import Fault, PlatformBehaviour, SimulatorSettings
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
 from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, transaction
-from .paths import warehouse_path
+from ..paths import warehouse_path
 
 RAW_SCHEMA = """
 CREATE TABLE IF NOT EXISTS raw_ai_responses (

@@ -14,13 +14,13 @@ from dagster import (
 )
 
 from ..analyze.analyzer import ANALYZER_VERSION
-from ..clean.samples import RawAnswer, SampleCleaner
-from ..db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
-from ..partitions import daily_platform_partitions, split_partition_key
-from ..resources import VisibilityConfigResource
-from ..warehouse import WarehouseResource
+from ..analyze.samples import RawAnswer, SampleCleaner
+from ..warehouse.db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
+from .partitions import daily_platform_partitions, split_partition_key
+from .resources import VisibilityConfigResource
+from ..warehouse.resource import WarehouseResource
 from .config_files import visibility_config_files
-from .raw_responses import raw_ai_responses
+from .collect import raw_ai_responses
 
 QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from ..analyze.analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
+from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 from ..config import BrandCatalog
 
 # The life of a sample; each transition is a row of sample_state_history.

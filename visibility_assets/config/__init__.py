@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-EXAMPLE_CONFIG_DIR = Path(__file__).parent / "example_config"
+EXAMPLE_CONFIG_DIR = Path(__file__).parent / "example"
 CONFIG_DIR_ENV = "VISIBILITY_CONFIG_DIR"
 
 BRANDS_FILE = "brands.yaml"

@@ -12,10 +12,10 @@ from datetime import date
 
 from dagster import materialize
 
-from .definitions import defs, resources
-from .instance import get_instance, planned_events_as_subsets
-from .operations import backfill_tags, reanalysis_keys
-from .runs import QUIET_RUN
+from ..definitions import defs, resources
+from ..instance import get_instance, planned_events_as_subsets
+from ..defs.automation import backfill_tags, reanalysis_keys
+from .partition_runs import QUIET_RUN
 
 
 def run_backfill(since: date, until: date, platforms: list[str], out=sys.stdout) -> int:

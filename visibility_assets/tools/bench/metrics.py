@@ -10,8 +10,8 @@ from datetime import timedelta
 import duckdb
 import pyarrow as pa
 
-from ..analyze.analyzer import ANALYZER_VERSION
-from ..clean.samples import SCHEMAS
+from ...analyze.analyzer import ANALYZER_VERSION
+from ...analyze.samples import SCHEMAS
 from ..simulator.answers import KNOWN_PLATFORMS
 from . import LAST_DAY, scratch_home
 
@@ -71,14 +71,14 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     with scratch_home("bench-metrics-"):
         from dagster import DagsterInstance, materialize
 
-        from ..definitions import resources
-        from ..instance import get_instance, planned_events_as_subsets
-        from ..operations import RANGE_END, RANGE_START
-        from ..partitions import partition_key
-        from ..runs import QUIET_RUN
-        from ..sql_models.assets import build_sql_assets
-        from ..paths import warehouse_path
-        from ..warehouse import open_read_only
+        from ...definitions import resources
+        from ...instance import get_instance, planned_events_as_subsets
+        from ...defs.automation import RANGE_END, RANGE_START
+        from ...defs.partitions import partition_key
+        from ...cli.partition_runs import QUIET_RUN
+        from ...defs.measure import build_sql_assets
+        from ...paths import warehouse_path
+        from ...warehouse.resource import open_read_only
 
         answers = seed_warehouse(str(warehouse_path()), days, per_partition, names)
         progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..config import VisibilityConfig
+from ...config import VisibilityConfig
 from .behaviour import SimulatorSettings
 from .server import SimulatorServer
 
