@@ -4,9 +4,9 @@ import duckdb
 import httpx
 from dagster import materialize
 
-from visibility_assets.defs.clean import brand_catalog, cleaned_samples
+from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
 from visibility_assets.config import load_config
-from visibility_assets.definitions import defs, resources
+from tests.pipeline import partitions, pipeline, resources
 from visibility_assets.instance import get_instance
 from visibility_assets.defs.partitions import partition_key
 from visibility_assets.paths import warehouse_path
@@ -23,13 +23,13 @@ def _rows(sql, params=()):
 
 
 def _collect_and_clean(platform="deepseek"):
-    run = materialize_partition(list(defs.assets), DAY, platform, get_instance(), resources())
+    run = materialize_partition(pipeline(), DAY, platform, get_instance())
     assert run.success, run.error
     return run
 
 
 def _clean_again(platform="deepseek"):
-    return materialize([cleaned_samples, brand_catalog], selection=["cleaned_samples"],
+    return materialize([build_cleaned_samples(partitions()), brand_catalog], selection=["cleaned_samples"],
                        partition_key=partition_key(DAY, platform), instance=get_instance(),
                        resources=resources(), raise_on_error=False)
 

@@ -10,10 +10,10 @@ import duckdb
 import httpx
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
-from visibility_assets.defs.collect import build_raw_ai_responses
-from visibility_assets.collect.journal import journal_path
+from tests.pipeline import raw_asset
+from tests.pipeline import journal_path
 from visibility_assets.config import load_config
-from visibility_assets.definitions import resources
+from tests.pipeline import resources
 from visibility_assets.instance import get_instance
 from visibility_assets.defs.partitions import partition_key, partition_tags
 from visibility_assets.paths import warehouse_path
@@ -51,7 +51,7 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
         received_before = _stats(server, "doubao")["received_by_key"]
         assert 0 < len(stored) < 60, "the kill should land midway"
 
-        run = materialize([build_raw_ai_responses()], partition_key=partition_key(DAY, "doubao"),
+        run = materialize([raw_asset()], partition_key=partition_key(DAY, "doubao"),
                           instance=get_instance(), resources=resources(), tags=partition_tags(DAY, "doubao"))
         assert run.success
         received_after = _stats(server, "doubao")["received_by_key"]
@@ -69,7 +69,7 @@ def test_breaker_fails_the_partition_and_the_retry_policy_resumes_it(visibility_
     with SimulatorServer(settings, load_config()) as server:
         config_dir = write_config(tmp_path / "config", server.port, questions=10, rounds=2)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-        asset = build_raw_ai_responses(RetryPolicy(max_retries=3, delay=0.2, backoff=Backoff.EXPONENTIAL))
+        asset = raw_asset(RetryPolicy(max_retries=3, delay=0.2, backoff=Backoff.EXPONENTIAL))
         collector = CollectorResource(max_attempts=2, base_delay_s=0.01, breaker_consecutive_failures=3,
                                       failure_share_limit=0.0)
         result = materialize([asset], partition_key=partition_key(DAY, "ernie"), instance=get_instance(),
@@ -93,7 +93,7 @@ def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path,
                                   api_key_env="SIM_PLATFORM_KEY")
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
         instance = get_instance()
-        result = materialize([build_raw_ai_responses()], partition_key=partition_key(DAY, "kimi"),
+        result = materialize([raw_asset()], partition_key=partition_key(DAY, "kimi"),
                              instance=instance, resources=resources(), tags=partition_tags(DAY, "kimi"))
     assert result.success
     logs = "\n".join(str(record) for record in instance.all_logs(result.run_id))
@@ -110,7 +110,7 @@ def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(vi
     with SimulatorServer(SimulatorSettings(), load_config()) as server:
         config_dir = write_config(tmp_path / "config", server.port, api_key_env="SIM_ABSENT_KEY")
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-        result = materialize([build_raw_ai_responses(RetryPolicy(max_retries=2, delay=0.1))],
+        result = materialize([raw_asset(RetryPolicy(max_retries=2, delay=0.1))],
                              partition_key=partition_key(DAY, "qwen"), instance=get_instance(),
                              resources=resources(), raise_on_error=False)
         assert _stats(server, "qwen") == {}

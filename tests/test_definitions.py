@@ -2,19 +2,18 @@
 
 from dagster import AssetKey, MultiPartitionsDefinition
 
-from visibility_assets.defs.collect import raw_ai_responses
 from visibility_assets.config import load_config
-from visibility_assets.definitions import defs
-from visibility_assets.defs.partitions import daily_platform_partitions, partition_tags, split_partition_key
+from visibility_assets.defs.partitions import partition_tags, split_partition_key
+from tests.pipeline import pipeline
 
 
 def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():
-    graph = defs.resolve_asset_graph()
-    raw = graph.get(AssetKey("raw_ai_responses"))
-    assert raw.partitions_def is daily_platform_partitions
-    assert raw_ai_responses.op.retry_policy is not None
-    assert isinstance(daily_platform_partitions, MultiPartitionsDefinition)
-    dims = {d.name: d.partitions_def for d in daily_platform_partitions.partitions_defs}
+    defs = pipeline()
+    raw = defs.resolve_assets_def("raw_ai_responses")
+    assert raw.op.retry_policy is not None
+    partitions = raw.partitions_def
+    assert isinstance(partitions, MultiPartitionsDefinition)
+    dims = {d.name: d.partitions_def for d in partitions.partitions_defs}
     assert dims["date"].timezone == "Asia/Shanghai"
     assert dims["platform"].get_partition_keys() == load_config().platform_names
 
@@ -24,6 +23,8 @@ def test_partition_keys_and_tags():
     tags = partition_tags("2026-11-01", "qwen")
     assert tags["dagster/partition/date"] == "2026-11-01"
     assert tags["dagster/partition/platform"] == "qwen"
+    partitions = pipeline().resolve_assets_def("raw_ai_responses").partitions_def
+    assert tags == dict(partitions.get_tags_for_partition_key("2026-11-01|qwen"))
 
 
 def test_workspace_file_points_at_the_definitions_module():

@@ -11,16 +11,18 @@ import pytest
 from dagster import DagsterEventType, materialize
 
 from visibility_assets.analyze.samples import SCHEMAS
-from visibility_assets.definitions import resources
+from tests.pipeline import resources
 from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
 from visibility_assets.defs.automation import RANGE_END, RANGE_START
-from visibility_assets.defs.partitions import partition_key
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
+from visibility_assets.defs.partitions import daily_platform_partitions, partition_key
 from visibility_assets.paths import warehouse_path
 from visibility_assets.defs.measure import build_sql_assets
 from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
 
 DAY = date(2026, 11, 10)
-MODELS = build_sql_assets()
+EXAMPLE_PARTITIONS = daily_platform_partitions(load_config(EXAMPLE_CONFIG_DIR).platform_names)
+MODELS = build_sql_assets(EXAMPLE_PARTITIONS)
 METRIC_COLUMNS = ("answers, valid_answers, mentioned_answers, mention_rate, mention_rate_low, mention_rate_high,"
                   " share_of_voice, avg_list_rank, top1_rate, top3_rate, recommend_rate, negative_rate,"
                   " citation_rate, own_domain_citation_rate, config_version, analyzer_version")
@@ -193,7 +195,7 @@ def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibilit
         "WHERE date = $date AND platform = $platform GROUP BY ALL\n")
     _write_partition()
     _write_partition("qwen")
-    assets = build_sql_assets(load_project(root))
+    assets = build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))
     assert _materialize(assets=assets).success and _materialize("qwen", assets=assets).success
     with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
         rows = conn.execute("SELECT platform, answers FROM fct_answers_per_day ORDER BY ALL").fetchall()
@@ -243,7 +245,7 @@ def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
         "-- kind: table\n-- grain: brand\nSELECT brand, avg(mention_rate) AS rate FROM {{ ref('fct_mention_metrics') }}"
         " GROUP BY brand\n")
     (root / "marts" / "fct_top_brands.yml").write_text("tests:\n  - unique: [brand]\n")
-    assets = {a.key.to_user_string(): a for a in build_sql_assets(load_project(root))}
+    assets = {a.key.to_user_string(): a for a in build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))}
     assert "fct_top_brands" in assets
     assert [k.name for k in assets["fct_top_brands"].check_keys] == ["unique_brand"]
 
@@ -268,6 +270,6 @@ def test_a_column_added_to_an_incremental_model_is_added_to_its_table(visibility
     root = _copy_project(tmp_path)
     model = root / "marts" / "fct_invalid_answers.sql"
     model.write_text(model.read_text().replace("    $run_id AS run_id", "    $run_id AS run_id,\n    answers * 2 AS doubled"))
-    assert _materialize(assets=build_sql_assets(load_project(root))).success
+    assert _materialize(assets=build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))).success
     with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
         assert conn.execute("SELECT sum(doubled) FROM fct_invalid_answers").fetchall()[0][0] == 12

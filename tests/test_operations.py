@@ -6,11 +6,10 @@ import sys
 from datetime import datetime, timezone
 
 import httpx
-from dagster import build_schedule_context
+from dagster import AssetKey, build_schedule_context
 
-from visibility_assets.definitions import defs, resources
+from tests.pipeline import pipeline, resources
 from visibility_assets.instance import get_instance
-from visibility_assets.defs.automation import nightly_collection
 from visibility_assets.cli.partition_runs import materialize_partition
 
 DAY = "2026-11-07"
@@ -18,6 +17,7 @@ DAY = "2026-11-07"
 
 def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_and_deadline():
     context = build_schedule_context(scheduled_execution_time=datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc))
+    nightly_collection = pipeline().resolve_schedule_def("nightly_collection")
     requests = list(nightly_collection(context))  # 02:00 on Dec 1 in Shanghai
     assert [r.tags["dagster/partition/platform"] for r in requests] == ["deepseek", "qwen", "ernie", "hunyuan",
                                                                           "doubao", "kimi"]
@@ -25,7 +25,7 @@ def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_a
     assert all(r.partition_key == f"2026-11-30|{r.tags['dagster/partition/platform']}" for r in requests)
     assert requests[0].run_config["ops"]["raw_ai_responses"]["config"]["deadline"] == "06:00"
     assert nightly_collection.execution_timezone == "Asia/Shanghai" and nightly_collection.cron_schedule == "0 2 * * *"
-    assert defs.resolve_job_def("nightly_platform_job") is not None
+    assert pipeline().resolve_job_def("nightly_platform_job") is not None
 
 
 def _cli(*args):
@@ -45,7 +45,7 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
             return conn.execute(sql).fetchall()
 
     for platform in ("deepseek", "qwen"):
-        assert materialize_partition(list(defs.assets), DAY, platform, get_instance(), resources()).success
+        assert materialize_partition(pipeline(), DAY, platform, get_instance()).success
     received = httpx.get(f"{simulator.url}/_stats").json()
     raw_before = query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
     new_alias = "老牌厂商"  # a phrase of the simulated answers, not an alias until now
@@ -72,7 +72,7 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
 
 
 def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
-    assert materialize_partition(list(defs.assets), DAY, "kimi", get_instance(), resources()).success
+    assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
     import duckdb
     from visibility_assets.paths import warehouse_path
     with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
@@ -90,24 +90,30 @@ def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(
     from dagster import build_sensor_context
 
     from visibility_assets.config import load_config
-    from visibility_assets.defs.automation import catalog_change_sensor
 
     instance = get_instance()
-    first = catalog_change_sensor(build_sensor_context(instance=instance, cursor=None))
+    catalog_change_sensor = pipeline().resolve_sensor_def("catalog_change_sensor")
+    resources_ = resources()
+
+    def tick(cursor):
+        return catalog_change_sensor(build_sensor_context(instance=instance, cursor=cursor, resources=resources_))
+
+    first = tick(None)
     assert not first.run_requests and first.cursor == load_config().catalog.version
-    unchanged = catalog_change_sensor(build_sensor_context(instance=instance, cursor=first.cursor))
+    unchanged = tick(first.cursor)
     assert "unchanged" in str(unchanged)
 
     brands = config_dir / "brands.yaml"
     brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", "aliases: [阿里云, 阿里云计算", 1),
                       encoding="utf-8")
-    changed = catalog_change_sensor(build_sensor_context(instance=instance, cursor=first.cursor))
+    changed = tick(first.cursor)
     assert changed.cursor == load_config().catalog.version != first.cursor
     catalog_run, *platform_runs = changed.run_requests
-    assert [k.to_user_string() for k in catalog_run.asset_selection] == ["brand_catalog"]
+    assert catalog_run.job_name == "catalog_job"
     assert [r.tags["visibility/platform"] for r in platform_runs] == load_config().platform_names
+    reanalysis = pipeline().resolve_job_def("reanalysis_job").asset_layer.selected_asset_keys
+    assert AssetKey("cleaned_samples") in reanalysis and AssetKey("raw_ai_responses") not in reanalysis
     for run in platform_runs:
-        selected = {k.to_user_string() for k in run.asset_selection}
-        assert "cleaned_samples" in selected and "raw_ai_responses" not in selected
+        assert run.job_name == "reanalysis_job"
         start, end = run.tags["dagster/asset_partition_range_start"], run.tags["dagster/asset_partition_range_end"]
         assert start.endswith("|" + run.tags["visibility/platform"]) and end.endswith("|" + run.tags["visibility/platform"])

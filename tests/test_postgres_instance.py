@@ -11,9 +11,8 @@ from datetime import datetime, timezone
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context
 
-from visibility_assets.definitions import defs, resources
+from tests.pipeline import pipeline, resources
 from visibility_assets.instance import INSTANCE_YAML
-from visibility_assets.defs.automation import nightly_collection
 from visibility_assets.cli.partition_runs import materialize_partition
 
 ADMIN_DSN = os.environ.get("VISIBILITY_TEST_PG_ADMIN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
@@ -52,8 +51,7 @@ def pg_instance(pg_url, visibility_home, monkeypatch):
 
 def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simulator):
     assert type(pg_instance.run_storage).__name__ == "PostgresRunStorage"
-    run = materialize_partition(list(defs.assets), "2026-11-08", "ernie", pg_instance, resources(),
-                                selection=["raw_ai_responses", "cleaned_samples"])
+    run = materialize_partition(pipeline(), "2026-11-08", "ernie", pg_instance)
     assert run.success, run.error
     stored = pg_instance.get_run_by_id(run.run_id)
     assert stored.tags["dagster/partition/platform"] == "ernie"
@@ -64,9 +62,9 @@ def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simula
 def test_schedule_tick_against_postgres(pg_instance):
     context = build_schedule_context(instance=pg_instance,
                                      scheduled_execution_time=datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc))
-    requests = list(nightly_collection(context))
+    requests = list(pipeline().resolve_schedule_def("nightly_collection")(context))
     assert len(requests) == 6
-    job = defs.resolve_job_def("nightly_platform_job")
+    job = pipeline().resolve_job_def("nightly_platform_job")
     run = pg_instance.create_run_for_job(job, run_config=requests[0].run_config, tags=requests[0].tags,
                                          asset_selection=frozenset({AssetKey("raw_ai_responses")}))
     assert pg_instance.get_run_by_id(run.run_id).tags["dagster/partition/date"] == "2026-11-30"

@@ -9,7 +9,7 @@ import duckdb
 import httpx
 
 from visibility_assets.config import load_config
-from visibility_assets.definitions import defs, resources
+from tests.pipeline import pipeline, resources
 from visibility_assets.instance import get_instance
 from visibility_assets.paths import warehouse_path
 from visibility_assets.cli.partition_runs import materialize_partition
@@ -28,7 +28,7 @@ def _rows(sql, params=()):
 
 def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, config_dir, simulator):
     config = load_config()
-    run = materialize_partition(list(defs.assets), DAY, "deepseek", get_instance(), resources())
+    run = materialize_partition(pipeline(), DAY, "deepseek", get_instance())
     assert run.success, run.error
     expected = len(config.questions) * config.platform("deepseek").rounds
     rows = _rows("SELECT request_key, answer_text, payload_json, content_hash, run_id, model, prompt_hash,"
@@ -45,11 +45,11 @@ def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, c
 
 def test_rematerializing_sends_nothing_and_keeps_exactly_one_row_per_key(visibility_home, config_dir, simulator):
     instance = get_instance()
-    first = materialize_partition(list(defs.assets), DAY, "qwen", instance, resources())
+    first = materialize_partition(pipeline(), DAY, "qwen", instance)
     received = _stats(simulator)["qwen"]["received"]
     before = _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
 
-    second = materialize_partition(list(defs.assets), DAY, "qwen", instance, resources())
+    second = materialize_partition(pipeline(), DAY, "qwen", instance)
     assert first.success and second.success
     assert _stats(simulator)["qwen"]["received"] == received  # nothing asked twice
     assert _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == before
@@ -59,7 +59,7 @@ def test_rematerializing_sends_nothing_and_keeps_exactly_one_row_per_key(visibil
 
 def test_runs_carry_the_partition_dimension_tags(visibility_home, config_dir, simulator):
     instance = get_instance()
-    run = materialize_partition(list(defs.assets), DAY, "kimi", instance, resources())
+    run = materialize_partition(pipeline(), DAY, "kimi", instance)
     tags = instance.get_run_by_id(run.run_id).tags
     assert tags["dagster/partition/date"] == DAY
     assert tags["dagster/partition/platform"] == "kimi"

@@ -1,4 +1,8 @@
-"""Where the product keeps its data: one directory, `./.visibility/` or `$VISIBILITY_HOME`."""
+"""Where the product keeps its data: one directory, `./.visibility/` or `$VISIBILITY_HOME`.
+
+Read when a code location or a command starts; assets, schedules and sensors get the paths
+through the resources built from it (defs/resources.py).
+"""
 
 from __future__ import annotations
 
@@ -14,15 +18,6 @@ def data_dir() -> Path:
 
 def warehouse_path() -> Path:
     return data_dir() / "warehouse.duckdb"
-
-
-def journal_dir() -> Path:
-    """Per-partition collection journals (see collect/journal.py)."""
-    return data_dir() / "journal"
-
-
-def reports_dir() -> Path:
-    return data_dir() / "reports"
 
 
 def dagster_home() -> Path:

@@ -8,14 +8,30 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..config import load_catalog
 from ..analyze.analyzer import Analyzer
+from ..config import load_catalog
+from .arguments import UserError
 
 REQUIRED = ("id", "answer", "category")
 
 
 class AnswersFileError(Exception):
     pass
+
+
+def add_parser(commands) -> None:
+    analyze = commands.add_parser("analyze", help="validity and brand mentions for answers in JSON Lines (no Dagster)")
+    analyze.add_argument("--catalog", required=True, help="a brands.yaml")
+    analyze.add_argument("--answers", required=True, help="JSON Lines: id, question, answer, category")
+    analyze.add_argument("--out", help="JSON Lines output (default: stdout)")
+    analyze.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    try:
+        return run_analyze(args.catalog, args.answers, args.out)
+    except AnswersFileError as exc:
+        raise UserError(str(exc)) from None
 
 
 def read_answers(path: Path, categories: set[str]) -> list[dict]:

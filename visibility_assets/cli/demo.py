@@ -6,28 +6,30 @@ import sys
 import time
 from datetime import date as Date, timedelta
 
-from dagster import materialize
-
-from ..defs.clean import brand_catalog
-from ..defs.report import visibility_report
 from ..config import VisibilityConfig
-from ..definitions import defs, resources
-from ..instance import get_instance
 from ..paths import data_dir
-from .partition_runs import QUIET_RUN, PartitionRun, materialize_partitions
 from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from ..tools.simulator.launch import running_simulators
+from ..days import yesterday
+from .arguments import config_of, iso_date, positive_int
 
 # Realistic answer times (1-30 s) scaled down 50x, with a few transient faults to show the
 # retries; no hangs, which would each cost a platform's whole client timeout.
 DEMO_SIMULATOR = SimulatorSettings(seed=7, time_scale=0.02, default=PlatformBehaviour(latency_s=(1.0, 30.0)))
 DEMO_FAULT_RATE = 0.03
 
-# What each (day, platform) run materializes: the chain from raw answers to alerts, views
-# included; brand_catalog is loaded once before them, the report once after.
-ONCE = {"brand_catalog", "visibility_report"}
-PARTITION_RUN_SELECTION = sorted(k.to_user_string() for k in defs.resolve_asset_graph().materializable_asset_keys
-                                 if k.to_user_string() not in ONCE)
+
+
+def add_parser(commands) -> None:
+    demo = commands.add_parser("demo", help="run the pipeline for a day against the simulated platforms")
+    demo.add_argument("--date", type=iso_date, help="the (last) day to collect, YYYY-MM-DD (default: yesterday, Asia/Shanghai)")
+    demo.add_argument("--days", type=positive_int, default=1, help="collect the N days ending at --date")
+    demo.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    config = config_of(args)  # validate before anything is started or written
+    return run_demo(config, demo_dates(args.date or yesterday(), args.days))
 
 
 def demo_dates(end: Date, days: int) -> list[str]:
@@ -35,7 +37,17 @@ def demo_dates(end: Date, days: int) -> list[str]:
 
 
 def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
+    """The nightly chain of every platform for each day, in worker processes, between one
+    catalog run before and one report run after, as the schedule and sensors run them."""
+    # Dagster is imported only here: `visibility analyze` and --help start without it.
+    from ..definitions import build_definitions
+    from ..defs.automation import catalog_job
+    from ..defs.report import report_job
+    from ..instance import get_instance
+    from .partition_runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
+
     started = time.monotonic()
+    defs = build_definitions(config)
     instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
     settings = DEMO_SIMULATOR
     for platform in config.platforms:
@@ -45,34 +57,31 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     print(f"data directory: {data_dir()}", file=out)
     print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
           file=out, flush=True)
-    catalog_run = materialize([brand_catalog], instance=instance, resources=resources(), run_config=QUIET_RUN)
+    catalog_run = run_job(defs, catalog_job.name, instance)
     print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
           f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
-    runs: list[PartitionRun] = []
+    runs = []
     with running_simulators(config, settings):
         for day in dates:
             keys = [(day, p.name) for p in config.platforms]
-            runs += materialize_partitions(keys, run_config=QUIET_RUN, selection=PARTITION_RUN_SELECTION,
+            runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
                                            on_done=lambda run: _progress(run, out))
     print_summary(runs, out)
-    report = materialize([visibility_report], instance=instance, resources=resources(), run_config=QUIET_RUN,
-                         raise_on_error=False)
-    report_path = None
-    if report.success:
-        report_path = report.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
+    report = run_job(defs, report_job.name, instance)
+    report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
     print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
     print(f"report: {report_path or 'FAILED'}", file=out)
     return 0 if report.success and all(r.success for r in runs) else 1
 
 
-def _progress(run: PartitionRun, out) -> None:
+def _progress(run, out) -> None:
     stored = run.metadata.get("raw_ai_responses", {}).get("answers_stored", 0)
     valid = run.metadata.get("cleaned_samples", {}).get("valid", 0)
     state = "done" if run.success else f"FAILED ({run.error})"
     print(f"  {run.date} {run.platform:<10} {state}: {stored} answers, {valid} valid", file=out, flush=True)
 
 
-def print_summary(runs: list[PartitionRun], out) -> None:
+def print_summary(runs: list, out) -> None:
     print(f"\n{'date':<11} {'platform':<10} {'answers':>7} {'failed':>6} {'retries':>7} "
           f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8}  status", file=out)
     for run in runs:

@@ -7,11 +7,30 @@ from datetime import date
 import duckdb
 
 from ..paths import warehouse_path
-from ..warehouse.resource import open_read_only
+from ..warehouse.db import open_read_only
+from .arguments import UserError, config_of, iso_date, positive_int
 
 
 class ExplainError(Exception):
     pass
+
+
+def add_parser(commands) -> None:
+    explain = commands.add_parser("explain", help="the provenance of one metric row, down to the HTTP attempts")
+    explain.add_argument("--date", type=iso_date, required=True)
+    explain.add_argument("--platform", required=True)
+    explain.add_argument("--brand", required=True)
+    explain.add_argument("--limit", type=positive_int, default=5, help="answers to show (default 5)")
+    explain.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    config_of(args).platform(args.platform)  # an unknown platform is an error naming the known ones
+    try:
+        print(explain(args.date, args.platform, args.brand, args.limit))
+    except ExplainError as exc:
+        raise UserError(str(exc)) from None
+    return 0
 
 
 METRIC = """

@@ -1,4 +1,4 @@
-"""Materialize partitions from code: one in-process Dagster run per partition.
+"""Launch the pipeline's jobs from a command: one in-process Dagster run per partition.
 
 Each run carries its partition's dimension tags, so the instance's per-platform run limits
 (tag concurrency on dagster/partition/platform) apply to runs launched from here too.
@@ -14,11 +14,12 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from dagster import AssetsDefinition, DagsterInstance, materialize
+from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
 
+from ..defs.automation import nightly_job
 from ..defs.partitions import partition_key, partition_tags
-
 
 # Dagster's console logger prints every event at DEBUG; commands print their own progress.
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -34,31 +35,41 @@ class PartitionRun:
     error: str | None = None
 
 
-def materialize_partition(assets: list[AssetsDefinition], date: str, platform: str,
-                          instance: DagsterInstance, resources: dict, run_config: dict | None = None,
-                          selection=None) -> PartitionRun:
-    result = materialize(
-        assets, partition_key=partition_key(date, platform), instance=instance, resources=resources,
-        tags=partition_tags(date, platform), run_config=run_config, selection=selection,
-        raise_on_error=False,
-    )
-    metadata = {
+def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_config: dict | None = None,
+            **kwargs) -> ExecuteInProcessResult:
+    """One run of a job of the code location, quiet unless the caller passes its own run config."""
+    return defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, run_config=run_config or QUIET_RUN, raise_on_error=False, **kwargs)
+
+
+def materialize_partition(defs: Definitions, date: str, platform: str, instance: DagsterInstance,
+                          run_config: dict | None = None) -> PartitionRun:
+    """One nightly run of one partition, tagged as the schedule tags it."""
+    result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
+                     tags=partition_tags(date, platform))
+    return PartitionRun(date, platform, result.success, result.run_id, materialization_metadata(result),
+                        None if result.success else failure_message(result))
+
+
+def materialization_metadata(result: ExecuteInProcessResult) -> dict:
+    """Asset key (str) -> the values of its materialization's metadata."""
+    return {
         event.asset_key.to_user_string(): {k: v.value for k, v in event.materialization.metadata.items()}
         for event in result.get_asset_materialization_events()
     }
-    error = None
-    if not result.success:
-        failures = [e.event_specific_data.error.message.strip() for e in result.get_step_failure_events()
-                    if e.event_specific_data and e.event_specific_data.error]
-        error = failures[-1] if failures else "run failed"
-    return PartitionRun(date, platform, result.success, result.run_id, metadata, error)
 
 
-def materialize_partitions(keys: list[tuple[str, str]], parallel: int = 6, run_config: dict | None = None,
-                           selection: list[str] | None = None,
+def failure_message(result: ExecuteInProcessResult) -> str:
+    failures = [e.event_specific_data.error.message.strip() for e in result.get_step_failure_events()
+                if e.event_specific_data and e.event_specific_data.error]
+    return failures[-1] if failures else "run failed"
+
+
+def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,
+                           run_config: dict | None = None,
                            on_done: Callable[[PartitionRun], None] = lambda _: None) -> list[PartitionRun]:
     """Run each (date, platform) in a worker process, `parallel` at a time, in the order given."""
-    request = {"run_config": run_config, "selection": selection}
+    request = {"config_dir": str(config_dir), "run_config": run_config}
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(_run_in_worker, date, platform, request) for date, platform in keys]
         for future in as_completed(futures):
@@ -80,13 +91,14 @@ def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
 
 
 def _worker_main() -> None:
-    from ..definitions import defs, resources
+    from ..config import load_config
+    from ..definitions import build_definitions
     from ..instance import get_instance
 
     date, platform = sys.argv[1], sys.argv[2]
     request = json.loads(sys.stdin.read() or "{}")
-    run = materialize_partition(list(defs.assets), date, platform, get_instance(), resources(),
-                                request.get("run_config"), request.get("selection"))
+    defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
+    run = materialize_partition(defs, date, platform, get_instance(), request.get("run_config"))
     print(json.dumps(asdict(run), default=str))
 
 

@@ -14,10 +14,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
-from ..config import Platform, VisibilityConfig
+from ..config import MissingApiKey, Platform, VisibilityConfig
 from .client import DEFERRED, FAILED, SUCCEEDED, Attempt, ChatClient, RequestOutcome, RetrySettings
 from .journal import CollectionJournal
 from .pacing import AdaptiveRateLimiter
@@ -86,6 +87,51 @@ def collect_partition(config: VisibilityConfig, platform: Platform, date: str, r
     report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log))
     check_report(report, settings)
     return report
+
+
+@dataclass
+class PartitionOutcome:
+    """One partition of a collection run: its report, or why it failed or was not collected."""
+    date: str
+    platform: str
+    report: CollectionReport | None = None
+    error: Exception | None = None  # CollectionFailed, MissingApiKey, or the platform's earlier failure
+
+
+def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
+                       journal_path: Callable[[str, str], Path],
+                       settings: CollectionSettings = CollectionSettings(),
+                       log: Callable[[str], None] = lambda _: None) -> list[PartitionOutcome]:
+    """Collect several partitions in one run: platforms side by side on one event loop, each
+    with its own pacing and connection pool, and each platform's days one after the other (so
+    its rate limit holds). A platform that fails (breaker, missing key) is not asked for its
+    later days; those stay uncollected for the next run."""
+    days_by_platform: dict[str, list[str]] = {}
+    for date, platform in sorted(partitions):
+        days_by_platform.setdefault(platform, []).append(date)
+
+    async def one_platform(platform: Platform, days: list[str]) -> list[PartitionOutcome]:
+        outcomes: list[PartitionOutcome] = []
+        for date in days:
+            if outcomes and outcomes[-1].error is not None:
+                outcomes.append(PartitionOutcome(date, platform.name, error=outcomes[-1].error))
+                continue
+            outcome = PartitionOutcome(date, platform.name)
+            with CollectionJournal(journal_path(date, platform.name)) as journal:
+                try:
+                    outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
+                                                                   settings, log)
+                    check_report(outcome.report, settings)
+                except (CollectionFailed, MissingApiKey) as exc:
+                    outcome.error = exc
+            outcomes.append(outcome)
+        return outcomes
+
+    async def all_platforms() -> list[list[PartitionOutcome]]:
+        return await asyncio.gather(*(one_platform(config.platform(name), days)
+                                      for name, days in days_by_platform.items()))
+
+    return [outcome for outcomes in asyncio.run(all_platforms()) for outcome in outcomes]
 
 
 def check_report(report: CollectionReport, settings: CollectionSettings) -> None:

@@ -17,7 +17,6 @@ import duckdb
 import pyarrow as pa
 
 from ..warehouse.db import transaction
-from ..paths import journal_dir
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
 from .plan import PlannedRequest, content_hash
 
@@ -85,10 +84,6 @@ INSERT_ANSWERS = "INSERT INTO answers BY NAME SELECT * FROM batch ON CONFLICT DO
 
 def _columns(names: Sequence[str], rows: list[tuple]) -> pa.Table:
     return pa.Table.from_pydict({name: list(values) for name, values in zip(names, zip(*rows))})
-
-
-def journal_path(date: str, platform: str) -> Path:
-    return journal_dir() / date / f"{platform}.duckdb"
 
 
 class JournalBusy(Exception):

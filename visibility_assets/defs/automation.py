@@ -1,13 +1,12 @@
-"""How the pipeline runs every day: the nightly job and schedule, and backfills after alias
-changes (re-analysis of history, which never asks a platform again)."""
+"""Automation: every job of the pipeline (each defined once), the nightly schedule and the
+sensor that re-analyses history after an alias change (which never asks a platform again)."""
 
 import os
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 import duckdb
 from dagster import (
-    AssetKey,
     AssetSelection,
     RunRequest,
     ScheduleEvaluationContext,
@@ -19,31 +18,40 @@ from dagster import (
     sensor,
 )
 
-from ..config import load_config
-from .partitions import TIMEZONE, daily_platform_partitions, partition_key, partition_tags
-from ..warehouse.resource import open_read_only
+from ..warehouse.resource import WarehouseResource
+from ..days import TIMEZONE, yesterday
+from .partitions import partition_key, partition_tags
+from .resources import VisibilityConfigResource
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 LOOKBACK_ENV = "VISIBILITY_REANALYSIS_DAYS"
 DEFAULT_LOOKBACK_DAYS = 90
-
 DEFAULT_DEADLINE = "06:00"
 
-# The whole chain for one platform and day: collection, cleaning, metrics, alerts, report.
+REPORT = AssetSelection.keys("visibility_report")
+
+# The chain for one platform and day: collection, cleaning, metrics and alerts. The report
+# is built once a day after all platforms (defs/report.py).
 nightly_job = define_asset_job(
     "nightly_platform_job",
-    selection=AssetSelection.all() - AssetSelection.keys("brand_catalog"),
-    partitions_def=daily_platform_partitions,
-    description="One platform's day: raw answers, cleaned samples, metrics, alerts and the report.",
+    selection=AssetSelection.keys("raw_ai_responses").downstream() - REPORT,
+    description="One platform's day: raw answers, cleaned samples, metrics and alerts.",
 )
 
 # Re-analysis after brands.yaml changed: everything downstream of the raw answers, never them.
-REANALYSIS = AssetSelection.keys("cleaned_samples").downstream() - AssetSelection.keys("visibility_report")
+reanalysis_job = define_asset_job(
+    "reanalysis_job",
+    selection=AssetSelection.keys("cleaned_samples").downstream() - REPORT,
+    description="Cleaned samples, metrics and alerts built again from stored answers; asks no platform.",
+)
+
+catalog_job = define_asset_job("catalog_job", selection=AssetSelection.keys("brand_catalog"),
+                               description="brands.yaml loaded into the warehouse.")
 
 
-def nightly_run_requests(scheduled_at: datetime) -> list[RunRequest]:
+def nightly_run_requests(scheduled_at: datetime, platform_names: Sequence[str]) -> list[RunRequest]:
     """One run per platform for the previous day (Asia/Shanghai), tagged with its partition."""
-    day = (scheduled_at.astimezone(ZoneInfo(TIMEZONE)).date() - timedelta(days=1)).isoformat()
+    day = yesterday(scheduled_at).isoformat()
     return [
         RunRequest(
             run_key=f"nightly-{day}-{platform}",
@@ -51,19 +59,22 @@ def nightly_run_requests(scheduled_at: datetime) -> list[RunRequest]:
             tags=partition_tags(day, platform),
             run_config={"ops": {"raw_ai_responses": {"config": {"deadline": DEFAULT_DEADLINE}}}},
         )
-        for platform in load_config().platform_names
+        for platform in platform_names
     ]
 
 
-@schedule(
-    job=nightly_job,
-    cron_schedule="0 2 * * *",
-    execution_timezone=TIMEZONE,
-    description="02:00 Asia/Shanghai: yesterday's partition of every platform, one run each;"
-    " collection stops at 06:00 and defers the rest.",
-)
-def nightly_collection(context: ScheduleEvaluationContext):
-    return nightly_run_requests(context.scheduled_execution_time)
+def build_nightly_schedule(platform_names: Sequence[str]):
+    @schedule(
+        job=nightly_job,
+        cron_schedule="0 2 * * *",
+        execution_timezone=TIMEZONE,
+        description="02:00 Asia/Shanghai: yesterday's partition of every platform, one run each;"
+        " collection stops at 06:00 and defers the rest.",
+    )
+    def nightly_collection(context: ScheduleEvaluationContext):
+        return nightly_run_requests(context.scheduled_execution_time, platform_names)
+
+    return nightly_collection
 
 
 def backfill_tags(since: date, until: date, platform: str) -> dict[str, str]:
@@ -74,46 +85,42 @@ def backfill_tags(since: date, until: date, platform: str) -> dict[str, str]:
             "visibility/platform": platform, "visibility/backfill": "reanalysis"}
 
 
-def yesterday() -> date:
-    return datetime.now(ZoneInfo(TIMEZONE)).date() - timedelta(days=1)
-
-
-def first_collected_day() -> date | None:
+def first_collected_day(warehouse: WarehouseResource) -> date | None:
     """The first day with raw answers, or None when the warehouse is busy or empty."""
     try:
-        with open_read_only() as conn:
+        with warehouse.read_only() as conn:
             return conn.execute("SELECT min(date) FROM raw_ai_responses").fetchall()[0][0]
     except duckdb.Error:
         return None
 
 
+def reanalysis_range(warehouse: WarehouseResource) -> tuple[date, date]:
+    """The last VISIBILITY_REANALYSIS_DAYS days up to yesterday, from the first collected day on."""
+    until = yesterday()
+    since = until - timedelta(days=int(os.environ.get(LOOKBACK_ENV, DEFAULT_LOOKBACK_DAYS)) - 1)
+    return max(since, first_collected_day(warehouse) or since), until
+
+
 @sensor(
+    jobs=[catalog_job, reanalysis_job],
     minimum_interval_seconds=60,
     description="When brands.yaml changes (its hash), re-analyse the last VISIBILITY_REANALYSIS_DAYS days"
     " (90 by default) of every platform: one single run per platform over cleaned_samples and"
     " everything downstream, never raw_ai_responses.",
 )
-def catalog_change_sensor(context: SensorEvaluationContext):
-    config = load_config()
+def catalog_change_sensor(context: SensorEvaluationContext, visibility_config: VisibilityConfigResource,
+                          warehouse: WarehouseResource):
+    config = visibility_config.load()
     version = config.catalog.version
     if context.cursor == version:
         return SkipReason(f"brands.yaml unchanged ({version})")
     if context.cursor is None:
         return SensorResult(cursor=version, skip_reason=f"first look at brands.yaml ({version})")
-    until = yesterday()
-    since = until - timedelta(days=int(os.environ.get(LOOKBACK_ENV, DEFAULT_LOOKBACK_DAYS)) - 1)
-    since = max(since, first_collected_day() or since)
-    keys = reanalysis_keys()
-    requests = [RunRequest(run_key=f"catalog-{version}", asset_selection=[AssetKey("brand_catalog")])]
+    since, until = reanalysis_range(warehouse)
+    requests = [RunRequest(run_key=f"catalog-{version}", job_name=catalog_job.name)]
     requests += [
-        RunRequest(run_key=f"reanalysis-{version}-{platform}", asset_selection=keys,
+        RunRequest(run_key=f"reanalysis-{version}-{platform}", job_name=reanalysis_job.name,
                    tags=backfill_tags(since, until, platform))
         for platform in config.platform_names
     ]
     return SensorResult(run_requests=requests, cursor=version)
-
-
-def reanalysis_keys() -> list[AssetKey]:
-    from ..definitions import defs
-
-    return sorted(REANALYSIS.resolve(defs.resolve_asset_graph()), key=lambda k: k.to_user_string())

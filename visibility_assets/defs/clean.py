@@ -1,26 +1,26 @@
-"""brand_catalog and cleaned_samples: the analysis of raw answers, re-runnable at any time."""
+"""Clean: brand_catalog and cleaned_samples, the analysis of raw answers, re-runnable at any time."""
 
 from datetime import UTC, datetime
 
 import pyarrow as pa
 from dagster import (
     AssetExecutionContext,
+    AssetKey,
     BackfillPolicy,
     DataVersion,
     Failure,
     MaterializeResult,
     MetadataValue,
+    MultiPartitionsDefinition,
     asset,
 )
 
 from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
 from ..warehouse.db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
-from .partitions import daily_platform_partitions, split_partition_key
-from .resources import VisibilityConfigResource
 from ..warehouse.resource import WarehouseResource
-from .config_files import visibility_config_files
-from .collect import raw_ai_responses
+from .partitions import split_partition_key
+from .resources import VisibilityConfigResource
 
 QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
 
@@ -41,7 +41,7 @@ CATALOG_TABLES = (
 
 
 @asset(
-    deps=[visibility_config_files],
+    deps=[AssetKey("visibility_config_files")],
     group_name="clean",
     kinds={"duckdb", "yaml"},
     description="brands.yaml loaded into the warehouse. Its data version is the hash of the file,"
@@ -70,25 +70,34 @@ def brand_catalog(visibility_config: VisibilityConfigResource, warehouse: Wareho
     )
 
 
-@asset(
-    partitions_def=daily_platform_partitions,
-    deps=[raw_ai_responses, brand_catalog],
-    backfill_policy=BackfillPolicy.single_run(),
-    group_name="clean",
-    kinds={"duckdb", "python"},
-    description="One row per raw answer: validity and, per brand of its category, mentions, first"
-    " order, list rank and recommendation; with entity_matches (every alias hit, accepted or"
-    " rejected and why), sample_state_history and sample_quarantine. Never calls a platform.",
-)
-def cleaned_samples(
-    context: AssetExecutionContext,
-    visibility_config: VisibilityConfigResource,
-    warehouse: WarehouseResource,
-) -> MaterializeResult:
-    partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-    catalog = visibility_config.load().catalog
+def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
+    @asset(
+        name="cleaned_samples",
+        partitions_def=partitions_def,
+        deps=[AssetKey("raw_ai_responses"), brand_catalog],
+        backfill_policy=BackfillPolicy.single_run(),
+        group_name="clean",
+        kinds={"duckdb", "python"},
+        description="One row per raw answer: validity and, per brand of its category, mentions, first"
+        " order, list rank and recommendation; with entity_matches (every alias hit, accepted or"
+        " rejected and why), sample_state_history and sample_quarantine. Never calls a platform.",
+    )
+    def cleaned_samples(
+        context: AssetExecutionContext,
+        visibility_config: VisibilityConfigResource,
+        warehouse: WarehouseResource,
+    ) -> MaterializeResult:
+        partitions = sorted({split_partition_key(key) for key in context.partition_keys})
+        return clean_partitions(partitions, visibility_config.load().catalog, warehouse, context.run_id)
+
+    return cleaned_samples
+
+
+def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: WarehouseResource,
+                     run_id: str) -> MaterializeResult:
+    """Analyse every raw answer of the partitions again and replace their cleaned rows."""
     answers = _read_answers(warehouse, partitions)
-    batch = SampleCleaner(catalog, context.run_id).clean(answers)
+    batch = SampleCleaner(catalog, run_id).clean(answers)
     warehouse.replace_partitions(batch.tables(), partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])

@@ -1,29 +1,30 @@
-"""raw_ai_responses: every answer of one platform on one day, verbatim, exactly once."""
-
+"""Collect: raw_ai_responses, every answer of one platform on one day, verbatim, exactly once."""
 
 from datetime import datetime, time as clock_time, timedelta
 from zoneinfo import ZoneInfo
 
 from dagster import (
     AssetExecutionContext,
+    AssetKey,
+    BackfillPolicy,
     Backoff,
     Config,
     Failure,
     Jitter,
     MaterializeResult,
     MetadataValue,
+    MultiPartitionsDefinition,
     RetryPolicy,
     asset,
 )
 from pydantic import Field
 
-from ..collect.collector import CollectionFailed, CollectionReport
-from .config_files import visibility_config_files
-from ..collect.journal import journal_path
+from ..collect.collector import CollectionReport, PartitionOutcome
 from ..config import MissingApiKey
-from .partitions import TIMEZONE, daily_platform_partitions, split_partition_key
-from .resources import CollectorResource, VisibilityConfigResource
 from ..warehouse.resource import WarehouseResource
+from ..days import TIMEZONE
+from .partitions import split_partition_key
+from .resources import CollectorResource, DataDirResource, VisibilityConfigResource
 
 # A partition that failed (platform down, breaker open) is retried by Dagster later; the
 # journal makes the retry resume where the failed attempt stopped.
@@ -54,14 +55,18 @@ def resolve_deadline(text: str | None, now: datetime | None = None) -> float | N
     return moment.timestamp()
 
 
-def build_raw_ai_responses(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
-    """The asset; tests pass a retry policy with a short delay, the code location the default."""
+def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
+                           retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
+    """The asset over the config's partitions; tests pass a retry policy with a short delay."""
 
     @asset(
         name="raw_ai_responses",
-        partitions_def=daily_platform_partitions,
-        deps=[visibility_config_files],
+        partitions_def=partitions_def,
+        deps=[AssetKey("visibility_config_files")],
         retry_policy=retry_policy,
+        # Like everything downstream, so a job of the chain has one backfill policy: a range
+        # run collects its platforms side by side and each platform's days in turn.
+        backfill_policy=BackfillPolicy.single_run(),
         group_name="collect",
         kinds={"duckdb", "python"},
         description="Every question x round asked of one platform on one day: answer text, full JSON"
@@ -72,33 +77,50 @@ def build_raw_ai_responses(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
         config: CollectConfig,
         visibility_config: VisibilityConfigResource,
         collector: CollectorResource,
+        data_dir: DataDirResource,
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
-        date, platform = split_partition_key(context.partition_key)
-        settings = visibility_config.load()
-        failure: CollectionFailed | None = None
-        try:
-            report = collector.collect(settings, date, platform, context.run_id,
-                                       resolve_deadline(config.deadline), context.log.info)
-        except MissingApiKey as exc:
-            raise Failure(description=str(exc), allow_retries=False) from None
-        except CollectionFailed as exc:
-            failure, report = exc, exc.report
+        partitions = sorted({split_partition_key(key) for key in context.partition_keys})
+        outcomes = collector.collect(visibility_config.load(), partitions, context.run_id, data_dir,
+                                     resolve_deadline(config.deadline), context.log.info)
         # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-        stored = warehouse.publish_collection(journal_path(date, platform), date, platform)
-        metadata = collection_metadata(report, stored)
-        if stored != report.skipped_done + report.succeeded:
-            # Every answer received must be in the journal; anything else is a bug, not a platform fault.
-            raise Failure(description=f"{stored} answers stored, but {report.skipped_done} were already done and"
-                          f" {report.succeeded} succeeded in this run", metadata=metadata, allow_retries=False)
-        if failure:
-            raise Failure(description=str(failure), metadata=metadata)
+        stored = {(o.date, o.platform): warehouse.publish_collection(data_dir.journal_path(o.date, o.platform),
+                                                                     o.date, o.platform)
+                  for o in outcomes if o.report is not None}
+        metadata = run_metadata(outcomes, stored)
+        for outcome in outcomes:
+            report = outcome.report
+            if report and stored[(outcome.date, outcome.platform)] != report.skipped_done + report.succeeded:
+                # Every answer received must be in the journal; anything else is a bug, not a platform fault.
+                raise Failure(description=f"{outcome.date} {outcome.platform}: {stored[(outcome.date, outcome.platform)]}"
+                              f" answers stored, but {report.skipped_done} were already done and"
+                              f" {report.succeeded} succeeded in this run", metadata=metadata, allow_retries=False)
+        errors = list(dict.fromkeys(str(o.error) for o in outcomes if o.error is not None))
+        if errors:
+            # A missing API key needs a person; retrying the step would only fail again.
+            retry = not any(isinstance(o.error, MissingApiKey) for o in outcomes)
+            raise Failure(description="; ".join(errors), metadata=metadata, allow_retries=retry)
         return MaterializeResult(metadata=metadata)
 
     return raw_ai_responses
 
 
-raw_ai_responses = build_raw_ai_responses()
+def run_metadata(outcomes: list[PartitionOutcome], stored: dict[tuple[str, str], int]) -> dict:
+    """One partition: its collection figures. A range run: the sum, and a line per partition."""
+    reports = [o.report for o in outcomes if o.report is not None]
+    if len(outcomes) == 1 and reports:
+        return collection_metadata(reports[0], sum(stored.values()))
+    return {
+        "partitions": MetadataValue.int(len(outcomes)),
+        "answers_stored": MetadataValue.int(sum(stored.values())),
+        "succeeded": MetadataValue.int(sum(r.succeeded for r in reports)),
+        "failed": MetadataValue.int(sum(r.failed for r in reports)),
+        "deferred": MetadataValue.int(sum(r.deferred for r in reports)),
+        "by_partition": MetadataValue.json({
+            f"{o.date}|{o.platform}": {"stored": stored.get((o.date, o.platform)),
+                                       "error": None if o.error is None else str(o.error)}
+            for o in outcomes}),
+    }
 
 
 def collection_metadata(report: CollectionReport, stored: int) -> dict:

@@ -1,4 +1,5 @@
-"""Every SQL model becomes a Dagster asset, every YAML test an asset check on it."""
+"""Measure: every SQL model of dbt_like_sql/ becomes a Dagster asset, every YAML test an asset
+check on it (the runner is sql_models/)."""
 
 from dagster import (
     AssetCheckResult,
@@ -8,16 +9,17 @@ from dagster import (
     AssetKey,
     BackfillPolicy,
     MaterializeResult,
+    MultiPartitionsDefinition,
     asset,
 )
 
-from .partitions import daily_platform_partitions, split_partition_key
+from .partitions import split_partition_key
 from ..warehouse.resource import WarehouseResource
 from ..sql_models.project import Model, SqlProject, load_project
 from ..sql_models.runner import build_model, create_macros, failing_rows
 
 
-def build_model_asset(project: SqlProject, model: Model):
+def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPartitionsDefinition):
     check_specs = [
         AssetCheckSpec(name=test.name, asset=model.name, description=f"{test.kind}: "
                        + (test.expression or ", ".join(test.columns) + (f" in {list(test.values)}" if test.values else "")))
@@ -27,7 +29,7 @@ def build_model_asset(project: SqlProject, model: Model):
     @asset(
         name=model.name,
         deps=[AssetKey(name) for name in project.upstream_assets(model)],
-        partitions_def=daily_platform_partitions if model.partitioned else None,
+        partitions_def=partitions_def if model.partitioned else None,
         backfill_policy=BackfillPolicy.single_run() if model.partitioned else None,
         check_specs=check_specs,
         group_name=model.layer,
@@ -53,6 +55,6 @@ def build_model_asset(project: SqlProject, model: Model):
     return _model_asset
 
 
-def build_sql_assets(project: SqlProject | None = None) -> list:
+def build_sql_assets(partitions_def: MultiPartitionsDefinition, project: SqlProject | None = None) -> list:
     project = project or load_project()
-    return [build_model_asset(project, model) for model in project.models.values()]
+    return [build_model_asset(project, model, partitions_def) for model in project.models.values()]

@@ -1,18 +1,21 @@
-"""The one partitioning of the pipeline: day (Asia/Shanghai) x platform from the config."""
+"""The one partitioning of the pipeline: day (Asia/Shanghai) x platform, the platforms taken
+from the config the definitions are built with."""
 
-from __future__ import annotations
+from collections.abc import Sequence
 
 from dagster import DailyPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from ..config import load_config
+from ..days import TIMEZONE
 
-TIMEZONE = "Asia/Shanghai"
 FIRST_DAY = "2025-01-01"
 DATE, PLATFORM = "date", "platform"
 
-date_partitions = DailyPartitionsDefinition(start_date=FIRST_DAY, timezone=TIMEZONE)
-platform_partitions = StaticPartitionsDefinition(load_config().platform_names)
-daily_platform_partitions = MultiPartitionsDefinition({DATE: date_partitions, PLATFORM: platform_partitions})
+
+def daily_platform_partitions(platform_names: Sequence[str]) -> MultiPartitionsDefinition:
+    return MultiPartitionsDefinition({
+        DATE: DailyPartitionsDefinition(start_date=FIRST_DAY, timezone=TIMEZONE),
+        PLATFORM: StaticPartitionsDefinition(list(platform_names)),
+    })
 
 
 def partition_key(date: str, platform: str) -> MultiPartitionKey:
@@ -21,10 +24,15 @@ def partition_key(date: str, platform: str) -> MultiPartitionKey:
 
 def split_partition_key(key: str) -> tuple[str, str]:
     """(date, platform) of a key such as "2026-11-01|deepseek" (dimensions sorted by name)."""
-    keys = daily_platform_partitions.get_partition_key_from_str(key).keys_by_dimension
-    return keys[DATE], keys[PLATFORM]
+    if isinstance(key, MultiPartitionKey):
+        return key.keys_by_dimension[DATE], key.keys_by_dimension[PLATFORM]
+    day, platform = str(key).split("|")
+    return day, platform
 
 
 def partition_tags(date: str, platform: str) -> dict[str, str]:
-    """Run tags for one partition; tag concurrency limits key on dagster/partition/platform."""
-    return dict(daily_platform_partitions.get_tags_for_partition_key(partition_key(date, platform)))
+    """The run tags Dagster gives a run of one partition; tag concurrency limits key on
+    dagster/partition/platform."""
+    return {"dagster/partition": str(partition_key(date, platform)),
+            f"dagster/partition/{DATE}": date, f"dagster/partition/{PLATFORM}": platform}
+

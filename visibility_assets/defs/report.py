@@ -1,10 +1,30 @@
-"""visibility_report: the daily HTML report, written as a file under the data directory."""
+"""Report: visibility_report, the daily HTML report, built once a day after every platform's
+nightly run has finished."""
 
-from dagster import AssetKey, MaterializeResult, MetadataValue, asset
+from collections.abc import Sequence
 
-from ..paths import reports_dir
+from dagster import (
+    AssetKey,
+    DagsterRunStatus,
+    MaterializeResult,
+    MetadataValue,
+    RunRequest,
+    RunsFilter,
+    SensorEvaluationContext,
+    SkipReason,
+    asset,
+    define_asset_job,
+    sensor,
+)
+
 from ..report.html import latest_date, render_report
 from ..warehouse.resource import WarehouseResource
+from .automation import nightly_job
+from ..days import yesterday
+from .partitions import DATE, PLATFORM
+from .resources import DataDirResource
+
+FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED})
 
 
 @asset(
@@ -14,7 +34,7 @@ from ..warehouse.resource import WarehouseResource
     description="A static HTML report of the latest day: mention rates with intervals, share of voice,"
     " 30-day trends, alerts and invalid answers per platform.",
 )
-def visibility_report(warehouse: WarehouseResource) -> MaterializeResult:
+def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
     with warehouse.get_connection() as conn:
         day = latest_date(conn)
         if day is None:
@@ -24,11 +44,43 @@ def visibility_report(warehouse: WarehouseResource) -> MaterializeResult:
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day)
                FROM mention_metrics WHERE date = $day""", {"day": day}).fetchone()
-    reports_dir().mkdir(parents=True, exist_ok=True)
-    path = reports_dir() / f"visibility_report_{day.isoformat()}.html"
+    folder = data_dir.reports_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"visibility_report_{day.isoformat()}.html"
     path.write_text(html, encoding="utf-8")
-    (reports_dir() / "latest.html").write_text(html, encoding="utf-8")
+    (folder / "latest.html").write_text(html, encoding="utf-8")
     return MaterializeResult(metadata={
         "path": MetadataValue.path(str(path)), "date": day.isoformat(), "platforms": summary[0],
         "metric_rows": summary[1], "mean_mention_rate": float(summary[2] or 0), "alerts_today": summary[3],
     })
+
+
+report_job = define_asset_job("report_job", selection=[visibility_report],
+                              description="The HTML report of the latest day with metrics.")
+
+
+def build_report_sensor(platform_names: Sequence[str]):
+    """Requests the report once for yesterday, when every platform's latest nightly run for
+    that day has finished (succeeded or not: a failed platform must not hold back the others)."""
+
+    @sensor(job=report_job, minimum_interval_seconds=120,
+            description="After every platform's nightly run for yesterday has finished, build the report once.")
+    def report_after_nightly_runs(context: SensorEvaluationContext):
+        day = yesterday().isoformat()
+        status = latest_nightly_status(context, day)
+        waiting = [p for p in platform_names if status.get(p) not in FINISHED]
+        if waiting:
+            return SkipReason(f"{day}: waiting for the nightly runs of {', '.join(waiting)}")
+        return RunRequest(run_key=f"report-{day}")
+
+    return report_after_nightly_runs
+
+
+def latest_nightly_status(context: SensorEvaluationContext, day: str) -> dict[str, DagsterRunStatus]:
+    """Platform -> status of its latest nightly run for `day`."""
+    records = context.instance.get_run_records(
+        RunsFilter(job_name=nightly_job.name, tags={f"dagster/partition/{DATE}": day}))  # newest first
+    status: dict[str, DagsterRunStatus] = {}
+    for record in records:
+        status.setdefault(record.dagster_run.tags.get(f"dagster/partition/{PLATFORM}"), record.dagster_run.status)
+    return status

@@ -1,24 +1,38 @@
-"""Dagster resources: configuration held once, typed methods for the assets."""
-
-from __future__ import annotations
+"""Dagster resources: the config, the data directory and the collector's settings, each with
+typed methods for the assets, schedules and sensors."""
 
 from collections.abc import Callable
+from pathlib import Path
 
 from dagster import ConfigurableResource
 
 from ..collect.client import RetrySettings
-from ..collect.collector import CollectionReport, CollectionSettings, collect_partition
-from ..collect.journal import CollectionJournal, journal_path
+from ..collect.collector import CollectionSettings, PartitionOutcome, collect_partitions
 from ..config import VisibilityConfig, load_config
+from ..paths import data_dir
+from ..warehouse.resource import WarehouseResource
 
 
 class VisibilityConfigResource(ConfigurableResource):
-    """Where the YAML config lives; None means $VISIBILITY_CONFIG_DIR or the shipped example."""
+    """The folder of brands.yaml, questions.yaml and platforms.yaml the definitions were built from."""
 
-    config_dir: str | None = None
+    config_dir: str
 
     def load(self) -> VisibilityConfig:
         return load_config(self.config_dir)
+
+
+class DataDirResource(ConfigurableResource):
+    """Where the product keeps its files: `./.visibility/` or $VISIBILITY_HOME."""
+
+    path: str
+
+    def journal_path(self, date: str, platform: str) -> Path:
+        """The collection journal (checkpoint) of one partition; see collect/journal.py."""
+        return Path(self.path) / "journal" / date / f"{platform}.duckdb"
+
+    def reports_dir(self) -> Path:
+        return Path(self.path) / "reports"
 
 
 class CollectorResource(ConfigurableResource):
@@ -31,8 +45,9 @@ class CollectorResource(ConfigurableResource):
     breaker_consecutive_failures: int = 5
     timeout_s: float | None = None  # overrides each platform's timeout_s when set
 
-    def collect(self, config: VisibilityConfig, date: str, platform: str, run_id: str,
-                deadline: float | None = None, log: Callable[[str], None] = print) -> CollectionReport:
+    def collect(self, config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
+                data: DataDirResource, deadline: float | None = None,
+                log: Callable[[str], None] = print) -> list[PartitionOutcome]:
         settings = CollectionSettings(
             retry=RetrySettings(self.max_attempts, self.base_delay_s, self.max_delay_s),
             deadline=deadline,
@@ -40,5 +55,15 @@ class CollectorResource(ConfigurableResource):
             breaker_consecutive_failures=self.breaker_consecutive_failures,
             timeout_s=self.timeout_s,
         )
-        with CollectionJournal(journal_path(date, platform)) as journal:
-            return collect_partition(config, config.platform(platform), date, run_id, journal, settings, log)
+        return collect_partitions(config, partitions, run_id, data.journal_path, settings, log)
+
+
+def build_resources(config: VisibilityConfig) -> dict:
+    """The resources of a code location built from `config`, with its files under the data directory."""
+    home = data_dir()
+    return {
+        "visibility_config": VisibilityConfigResource(config_dir=str(config.directory)),
+        "data_dir": DataDirResource(path=str(home)),
+        "collector": CollectorResource(),
+        "warehouse": WarehouseResource(database=str(home / "warehouse.duckdb")),
+    }

@@ -2,6 +2,7 @@
 
 import re
 from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 
@@ -39,3 +40,8 @@ def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[
 def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {name for (name,) in conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+
+
+def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse for reading; fails at once (duckdb.Error) while a run is writing it."""
+    return duckdb.connect(str(path), read_only=True)

@@ -15,8 +15,7 @@ import duckdb
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
-from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, transaction
-from ..paths import warehouse_path
+from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, open_read_only, transaction
 
 RAW_SCHEMA = """
 CREATE TABLE IF NOT EXISTS raw_ai_responses (
@@ -106,12 +105,17 @@ def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | N
         conn.execute(statement, bind(statement, params or {}))
 
 
-def open_read_only(path: Path | None = None) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(str(path or warehouse_path()), read_only=True)
-
-
 class WarehouseResource(DuckDBResource):
     """dagster-duckdb's resource plus the warehouse's typed operations."""
+
+    @contextmanager
+    def read_only(self):
+        """A read-only connection that fails at once (duckdb.Error) while a run holds the file."""
+        conn = open_read_only(Path(self.database))
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     @contextmanager
     def transaction(self):
@@ -147,7 +151,3 @@ class WarehouseResource(DuckDBResource):
                 conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
                 if table.num_rows:
                     conn.from_arrow(table).insert_into(name)
-
-
-def default_warehouse() -> WarehouseResource:
-    return WarehouseResource(database=str(warehouse_path()))

@@ -71,14 +71,15 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     with scratch_home("bench-metrics-"):
         from dagster import DagsterInstance, materialize
 
-        from ...definitions import resources
-        from ...instance import get_instance, planned_events_as_subsets
-        from ...defs.automation import RANGE_END, RANGE_START
-        from ...defs.partitions import partition_key
         from ...cli.partition_runs import QUIET_RUN
+        from ...config import load_config
+        from ...defs.automation import RANGE_END, RANGE_START
         from ...defs.measure import build_sql_assets
+        from ...defs.partitions import daily_platform_partitions, partition_key
+        from ...defs.resources import build_resources
+        from ...instance import get_instance, planned_events_as_subsets
         from ...paths import warehouse_path
-        from ...warehouse.resource import open_read_only
+        from ...warehouse.db import open_read_only
 
         answers = seed_warehouse(str(warehouse_path()), days, per_partition, names)
         progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
@@ -87,13 +88,14 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
         instance = DagsterInstance.ephemeral() if instance_kind == "memory" else get_instance(instance_kind)
         with planned_events_as_subsets():  # as `visibility backfill` creates its range runs
             result = materialize(
-                build_sql_assets(), instance=instance, resources=resources(), raise_on_error=False,
+                build_sql_assets(daily_platform_partitions(names)), instance=instance,
+                resources=build_resources(load_config()), raise_on_error=False,
                 tags={RANGE_START: str(partition_key(first, names[0])),
                       RANGE_END: str(partition_key(LAST_DAY.isoformat(), names[-1]))},
                 run_config=QUIET_RUN,
             )
         wall = time.perf_counter() - started
-        with open_read_only() as conn:
+        with open_read_only(warehouse_path()) as conn:
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
             alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]

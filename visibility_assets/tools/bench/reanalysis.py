@@ -49,17 +49,17 @@ def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message,
         from ...cli.backfill import run_backfill
         from ...config import load_config
         from ...paths import warehouse_path
-        from ...warehouse.resource import open_read_only
+        from ...warehouse.db import open_read_only
 
         config = load_config()
         answers = seed_raw_answers(str(warehouse_path()), config, days)
         progress(f"bench reanalysis: {answers} stored answers, {days} days x {len(config.platforms)} platforms")
         started = time.perf_counter()
         log = io.StringIO()
-        status = run_backfill(LAST_DAY - timedelta(days=days - 1), LAST_DAY, config.platform_names, out=log)
+        status = run_backfill(config, LAST_DAY - timedelta(days=days - 1), LAST_DAY, config.platform_names, out=log)
         wall = time.perf_counter() - started
         progress(log.getvalue().rstrip())
-        with open_read_only() as conn:
+        with open_read_only(warehouse_path()) as conn:
             samples = conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
     return {"days": days, "platforms": len(config.platforms), "partitions": days * len(config.platforms),

@@ -1,0 +1,34 @@
+"""The pipeline as the tests build it: from the config that $VISIBILITY_CONFIG_DIR names
+(the `config_dir` fixture sets it), exactly as the code location builds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import Definitions, MultiPartitionsDefinition, RetryPolicy
+
+from visibility_assets.config import load_config
+from visibility_assets.definitions import build_definitions
+from visibility_assets.defs.collect import COLLECT_RETRY_POLICY, build_raw_ai_responses
+from visibility_assets.defs.partitions import daily_platform_partitions
+from visibility_assets.defs.resources import build_resources
+
+
+def pipeline(collect_retry_policy: RetryPolicy = COLLECT_RETRY_POLICY) -> Definitions:
+    return build_definitions(load_config(), collect_retry_policy)
+
+
+def resources() -> dict:
+    return build_resources(load_config())
+
+
+def partitions() -> MultiPartitionsDefinition:
+    return daily_platform_partitions(load_config().platform_names)
+
+
+def raw_asset(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
+    return build_raw_ai_responses(partitions(), retry_policy)
+
+
+def journal_path(date: str, platform: str) -> Path:
+    return resources()["data_dir"].journal_path(date, platform)

@@ -1,0 +1,34 @@
+"""What every subcommand shares: argument types, the user-error exception, the config."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date as Date
+
+from ..config import VisibilityConfig, load_config
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: printed without a traceback, exit 2."""
+
+
+def iso_date(text: str) -> Date:
+    try:
+        return Date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer: {text!r}")
+    return value
+
+
+def config_of(args: argparse.Namespace) -> VisibilityConfig:
+    """The config named by --config-dir, $VISIBILITY_CONFIG_DIR or the shipped example, validated."""
+    return load_config(args.config_dir)

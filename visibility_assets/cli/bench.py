@@ -1,0 +1,65 @@
+"""`visibility bench ...`: the benchmarks (tools/bench/), each printing one JSON object last."""
+
+from __future__ import annotations
+
+import json
+
+from .arguments import positive_int
+
+
+def add_parser(commands) -> None:
+    bench = commands.add_parser("bench", help="benchmarks; the last stdout line is one JSON object")
+    benches = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    collect = benches.add_parser("collect", help="the collector against simulated platforms with limits and faults")
+    collect.add_argument("--platforms", type=positive_int, default=6)
+    collect.add_argument("--requests", type=positive_int, default=3000, help="requests in all, spread over the platforms")
+    collect.add_argument("--rps", type=float, default=20.0, help="requests per second each platform permits")
+    collect.add_argument("--fault-rate", type=float, default=0.1, help="share of transient faults (5xx, hangs, malformed, drops)")
+    collect.add_argument("--storm", type=float, default=0.0, help="share of spurious 429s on the first platform")
+    collect.add_argument("--latency", type=float, nargs=2, default=(0.05, 0.5), metavar=("MIN_S", "MAX_S"))
+    collect.add_argument("--concurrency", type=positive_int, default=16, help="max_concurrency per platform")
+    collect.add_argument("--timeout", type=float, default=2.0, help="client timeout per request, seconds")
+    collect.add_argument("--seed", type=int, default=0)
+    collect.set_defaults(handler=run_collect)
+    clean = benches.add_parser("clean", help="the analyzer against the naive per-alias str.find loop")
+    clean.add_argument("--answers", type=positive_int, default=20000)
+    clean.add_argument("--aliases", type=positive_int, default=10000)
+    clean.add_argument("--seed", type=int, default=0)
+    clean.set_defaults(handler=run_clean)
+    metrics = benches.add_parser("metrics", help="recompute every metric partition of D days x K platforms in one run")
+    metrics.add_argument("--days", type=positive_int, default=90)
+    metrics.add_argument("--platforms", type=positive_int, default=6)
+    metrics.add_argument("--answers-per-partition", type=positive_int, default=200)
+    metrics.add_argument("--instance", choices=("sqlite", "postgres", "memory"), default="sqlite",
+                         help="Dagster instance storage: the default SQLite files, PostgreSQL ($VISIBILITY_PG_URL),"
+                              " or in memory")
+    metrics.set_defaults(handler=run_metrics)
+    reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x 6 platforms of answers")
+    reanalysis.add_argument("--days", type=positive_int, default=30)
+    reanalysis.set_defaults(handler=run_reanalysis)
+
+
+def _print(result: dict) -> int:
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+def run_collect(args) -> int:
+    from ..tools.bench.collect import run_collect_bench
+    return _print(run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
+                                    args.storm, args.concurrency, args.timeout, args.seed))
+
+
+def run_clean(args) -> int:
+    from ..tools.bench.clean import run_clean_bench
+    return _print(run_clean_bench(args.answers, args.aliases, args.seed))
+
+
+def run_metrics(args) -> int:
+    from ..tools.bench.metrics import run_metrics_bench
+    return _print(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition, args.instance))
+
+
+def run_reanalysis(args) -> int:
+    from ..tools.bench.reanalysis import run_reanalysis_bench
+    return _print(run_reanalysis_bench(args.days))
