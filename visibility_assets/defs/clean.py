@@ -2,7 +2,6 @@
 
 from datetime import UTC, datetime
 
-import pyarrow as pa
 from dagster import (
     AssetExecutionContext,
     AssetKey,
@@ -19,6 +18,7 @@ from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
 from ..warehouse.db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
+from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
 from .partitions import split_partition_key
 from .resources import VisibilityConfigResource
 
@@ -30,16 +30,6 @@ FROM raw_ai_responses
 WHERE """ + IN_RUN_PARTITIONS + """
 ORDER BY date, platform, question_id, round
 """
-CATALOG_TABLES = (
-    """CREATE TABLE IF NOT EXISTS brand_catalog (
-           brand VARCHAR, category VARCHAR, aliases VARCHAR[], exclude_contexts VARCHAR[],
-           domains VARCHAR[], config_version VARCHAR, loaded_at TIMESTAMPTZ)""",
-    """CREATE TABLE IF NOT EXISTS brand_catalog_versions (
-           config_version VARCHAR PRIMARY KEY, first_loaded_at TIMESTAMPTZ, brands_yaml VARCHAR)""",
-    "DELETE FROM brand_catalog",
-)
-
-
 @asset(
     deps=[AssetKey("visibility_config_files")],
     group_name="clean",
@@ -50,17 +40,16 @@ CATALOG_TABLES = (
 def brand_catalog(visibility_config: VisibilityConfigResource, warehouse: WarehouseResource) -> MaterializeResult:
     catalog = visibility_config.load().catalog
     now = datetime.now(UTC)
-    rows = pa.Table.from_pylist([
-        {"brand": b.name, "category": b.category, "aliases": list(b.aliases),
-         "exclude_contexts": list(b.exclude_contexts), "domains": list(b.domains),
-         "config_version": catalog.version, "loaded_at": now}
-        for b in catalog.brands
-    ])
+    rows = BRAND_CATALOG.batch([
+        (b.name, b.category, list(b.aliases), list(b.exclude_contexts), list(b.domains), catalog.version, now)
+        for b in catalog.brands])
     with warehouse.transaction() as conn:
-        for statement in CATALOG_TABLES:
-            conn.execute(statement)
+        for table in (BRAND_CATALOG, BRAND_CATALOG_VERSIONS):
+            conn.execute(table.ddl())
+        conn.execute("DELETE FROM brand_catalog")
         conn.from_arrow(rows).insert_into("brand_catalog")
-        conn.execute("INSERT INTO brand_catalog_versions VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        conn.execute("INSERT INTO brand_catalog_versions BY NAME SELECT ? AS config_version,"
+                     " ? AS first_loaded_at, ? AS brands_yaml ON CONFLICT DO NOTHING",
                      [catalog.version, now, catalog.path.read_text(encoding="utf-8")])
     return MaterializeResult(
         data_version=DataVersion(catalog.version),

@@ -15,88 +15,28 @@ import duckdb
 import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
+from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
 from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, open_read_only, transaction
+from .tables import COLLECTION_REQUESTS, COLLECTION_TABLES, HTTP_ATTEMPTS, RAW_AI_RESPONSES
 
-RAW_SCHEMA = """
-CREATE TABLE IF NOT EXISTS raw_ai_responses (
-    request_key VARCHAR PRIMARY KEY,
-    date DATE NOT NULL,
-    platform VARCHAR NOT NULL,
-    question_id VARCHAR NOT NULL,
-    question_text VARCHAR NOT NULL,
-    category VARCHAR NOT NULL,
-    round INTEGER NOT NULL,
-    model VARCHAR NOT NULL,
-    params_json VARCHAR NOT NULL,
-    prompt_hash VARCHAR NOT NULL,
-    answer_text VARCHAR NOT NULL,
-    payload_json VARCHAR NOT NULL,
-    response_model VARCHAR,
-    content_hash VARCHAR NOT NULL,
-    latency_ms DOUBLE NOT NULL,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    total_tokens INTEGER,
-    attempt INTEGER NOT NULL,            -- the attempt (in http_attempts) that produced it
-    run_id VARCHAR NOT NULL,             -- the Dagster run that collected it
-    received_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS collection_requests (
-    request_key VARCHAR PRIMARY KEY,
-    date DATE NOT NULL,
-    platform VARCHAR NOT NULL,
-    question_id VARCHAR NOT NULL,
-    round INTEGER NOT NULL,
-    priority INTEGER NOT NULL,
-    state VARCHAR NOT NULL,
-    attempts INTEGER NOT NULL,
-    last_error_class VARCHAR,
-    last_error VARCHAR,
-    updated_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS http_attempts (
-    request_key VARCHAR NOT NULL,
-    attempt INTEGER NOT NULL,
-    run_id VARCHAR NOT NULL,
-    date DATE NOT NULL,
-    platform VARCHAR NOT NULL,
-    started_at TIMESTAMPTZ NOT NULL,
-    finished_at TIMESTAMPTZ NOT NULL,
-    http_status INTEGER,
-    error_class VARCHAR,
-    error_message VARCHAR,
-    latency_ms DOUBLE NOT NULL,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    total_tokens INTEGER,
-    PRIMARY KEY (request_key, attempt)
-);
-"""
-
+# Publishing a journal: its partition's rows in the three collection tables are replaced by
+# the journal's, each table taking the columns it has from the journal's tables.
 PUBLISH_COLLECTION = (
     "DELETE FROM raw_ai_responses WHERE date = $date AND platform = $platform",
     "DELETE FROM collection_requests WHERE date = $date AND platform = $platform",
     "DELETE FROM http_attempts WHERE date = $date AND platform = $platform",
-    """INSERT INTO raw_ai_responses
-       SELECT r.request_key, r.date, r.platform, r.question_id, r.question_text, r.category, r.round,
-              r.model, r.params_json, r.prompt_hash, a.answer_text, a.payload_json, a.response_model,
-              a.content_hash, a.latency_ms, a.prompt_tokens, a.completion_tokens, a.total_tokens,
-              a.attempt, a.run_id, a.received_at
-       FROM journal.answers a JOIN journal.requests r USING (request_key)""",
-    """INSERT INTO collection_requests
-       SELECT request_key, date, platform, question_id, round, priority, state, attempts,
-              last_error_class, last_error, updated_at
-       FROM journal.requests""",
-    """INSERT INTO http_attempts
-       SELECT t.request_key, t.attempt, t.run_id, r.date, r.platform, t.started_at, t.finished_at,
-              t.http_status, t.error_class, t.error_message, t.latency_ms, t.prompt_tokens,
-              t.completion_tokens, t.total_tokens
-       FROM journal.attempts t JOIN journal.requests r USING (request_key)""",
+    """INSERT INTO raw_ai_responses BY NAME
+       SELECT COLUMNS(lambda c: list_contains($raw_columns, c))
+       FROM journal.answers JOIN journal.requests USING (request_key)""",
+    """INSERT INTO collection_requests BY NAME
+       SELECT COLUMNS(lambda c: list_contains($request_columns, c)) FROM journal.requests""",
+    """INSERT INTO http_attempts BY NAME
+       SELECT COLUMNS(lambda c: list_contains($attempt_columns, c))
+       FROM journal.attempts JOIN journal.requests USING (request_key)""",
 )
 
 # Tables written partition by partition (date x platform) through replace_partitions.
-PARTITIONED_TABLES = frozenset(
-    ("cleaned_samples", "sample_brand_results", "entity_matches", "sample_state_history", "sample_quarantine"))
+PARTITIONED_TABLES = frozenset(CLEANED_SCHEMAS)
 
 
 def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | None = None) -> None:
@@ -126,9 +66,12 @@ class WarehouseResource(DuckDBResource):
     def publish_collection(self, journal_file: Path, date: str, platform: str) -> int:
         """Replace the partition's raw rows with the journal's; returns the answer count."""
         with self.transaction() as conn:
-            conn.execute(RAW_SCHEMA)
+            for table in COLLECTION_TABLES:
+                conn.execute(table.ddl())
             conn.execute("ATTACH ? AS journal (READ_ONLY)", [str(journal_file)])
-            execute_script(conn, PUBLISH_COLLECTION, {"date": date, "platform": platform})
+            execute_script(conn, PUBLISH_COLLECTION, {
+                "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
+                "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
             conn.execute("DETACH journal")
             (count,) = conn.execute(
                 "SELECT count(*) FROM raw_ai_responses WHERE date = ? AND platform = ?", [date, platform]

@@ -20,7 +20,7 @@ from . import LAST_DAY, scratch_home
 def seed_raw_answers(path: str, config, days: int) -> int:
     from ...collect.plan import content_hash, plan_requests
     from ..simulator.answers import compose_answer, sim_brands_by_category
-    from ...warehouse.resource import RAW_SCHEMA
+    from ...warehouse.tables import RAW_AI_RESPONSES
 
     brands = sim_brands_by_category(config.catalog)
     rows, now = [], datetime.now(UTC)
@@ -39,8 +39,8 @@ def seed_raw_answers(path: str, config, days: int) -> int:
                              "prompt_tokens": None, "completion_tokens": None, "total_tokens": None,
                              "attempt": 1, "run_id": "seeded", "received_at": now})
     with duckdb.connect(path) as conn:
-        conn.execute(RAW_SCHEMA)
-        conn.from_arrow(pa.Table.from_pylist(rows)).insert_into("raw_ai_responses")
+        conn.execute(RAW_AI_RESPONSES.ddl())
+        conn.from_arrow(pa.Table.from_pylist(rows, schema=RAW_AI_RESPONSES.schema)).insert_into("raw_ai_responses")
     return len(rows)
 
 

@@ -1,0 +1,153 @@
+"""The collection and catalog tables, each written once as an Arrow schema; their DDL, column
+lists and Arrow batches are derived from it.
+
+A partition's collection journal holds `requests`, `attempts` and `answers`; publishing it
+writes `collection_requests`, `http_attempts` and `raw_ai_responses` in the warehouse, which
+are projections and joins of the journal's tables. The cleaned tables are written by the
+cleaner (analyze/samples.py, SCHEMAS) and created from their Arrow schemas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+# Arrow type -> DuckDB column type, for the types these tables use.
+DUCKDB_TYPES = {
+    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
+    pa.bool_(): "BOOLEAN", pa.date32(): "DATE", TIMESTAMP: "TIMESTAMPTZ", pa.list_(pa.string()): "VARCHAR[]",
+}
+
+
+def required(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=False)
+
+
+def optional(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    fields: tuple[pa.Field, ...]
+    primary_key: tuple[str, ...] = ()
+
+    @property
+    def schema(self) -> pa.Schema:
+        return pa.schema(self.fields)
+
+    @property
+    def columns(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def ddl(self) -> str:
+        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own)."""
+        lines = [f.name + " " + DUCKDB_TYPES[f.type] + ("" if f.nullable else " NOT NULL") for f in self.fields]
+        if self.primary_key:
+            lines.append("PRIMARY KEY (" + ", ".join(self.primary_key) + ")")
+        return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
+
+    def batch(self, rows: list[tuple]) -> pa.Table:
+        """Rows given as tuples in column order, as an Arrow table of this schema."""
+        columns = list(zip(*rows)) or [()] * len(self.fields)
+        return pa.Table.from_arrays([pa.array(values, type=f.type) for values, f in zip(columns, self.fields)],
+                                    schema=self.schema)
+
+    def project(self, name: str, columns: list[str], primary_key: tuple[str, ...] = ()) -> Table:
+        """A table of some of these columns, in the order given."""
+        by_name = {f.name: f for f in self.fields}
+        return Table(name, tuple(by_name[c] for c in columns), primary_key)
+
+
+TOKENS = (optional("prompt_tokens", pa.int32()), optional("completion_tokens", pa.int32()),
+          optional("total_tokens", pa.int32()))
+
+# --- the journal of one partition --------------------------------------------------------
+
+JOURNAL_REQUESTS = Table("requests", (
+    required("request_key", pa.string()),
+    required("date", pa.date32()),
+    required("platform", pa.string()),
+    required("question_id", pa.string()),
+    required("question_text", pa.string()),
+    required("category", pa.string()),
+    required("round", pa.int32()),
+    required("priority", pa.int32()),
+    required("model", pa.string()),
+    required("params_json", pa.string()),
+    required("prompt_hash", pa.string()),
+    required("state", pa.string()),  # pending | succeeded | failed | deferred
+    required("attempts", pa.int32()),
+    optional("last_error_class", pa.string()),
+    optional("last_error", pa.string()),
+    required("updated_at", TIMESTAMP),
+), primary_key=("request_key",))
+
+JOURNAL_ATTEMPTS = Table("attempts", (  # append-only ledger: one row per HTTP attempt
+    required("request_key", pa.string()),
+    required("attempt", pa.int32()),
+    required("run_id", pa.string()),
+    required("started_at", TIMESTAMP),
+    required("finished_at", TIMESTAMP),
+    optional("http_status", pa.int32()),
+    optional("error_class", pa.string()),
+    optional("error_message", pa.string()),
+    required("latency_ms", pa.float64()),
+    *TOKENS,
+), primary_key=("request_key", "attempt"))
+
+JOURNAL_ANSWERS = Table("answers", (
+    required("request_key", pa.string()),
+    required("attempt", pa.int32()),  # the attempt that produced it
+    required("run_id", pa.string()),  # the Dagster run that collected it
+    required("answer_text", pa.string()),
+    required("payload_json", pa.string()),
+    optional("response_model", pa.string()),
+    required("content_hash", pa.string()),
+    required("latency_ms", pa.float64()),
+    *TOKENS,
+    required("received_at", TIMESTAMP),
+), primary_key=("request_key",))
+
+JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)
+
+# --- the warehouse: what publishing a journal writes ----------------------------------------
+
+REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_text", "category", "round",
+                   "model", "params_json", "prompt_hash"]
+RAW_AI_RESPONSES = Table(
+    "raw_ai_responses",
+    tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:],
+    primary_key=("request_key",))
+COLLECTION_REQUESTS = JOURNAL_REQUESTS.project(
+    "collection_requests", ["request_key", "date", "platform", "question_id", "round", "priority", "state",
+                            "attempts", "last_error_class", "last_error", "updated_at"],
+    primary_key=("request_key",))
+HTTP_ATTEMPTS = Table(
+    "http_attempts",
+    JOURNAL_ATTEMPTS.fields[:3] + (required("date", pa.date32()), required("platform", pa.string()))
+    + JOURNAL_ATTEMPTS.fields[3:],
+    primary_key=("request_key", "attempt"))
+
+COLLECTION_TABLES = (RAW_AI_RESPONSES, COLLECTION_REQUESTS, HTTP_ATTEMPTS)
+
+# --- the brand catalog -----------------------------------------------------------------------
+
+BRAND_CATALOG = Table("brand_catalog", (
+    required("brand", pa.string()),
+    required("category", pa.string()),
+    required("aliases", pa.list_(pa.string())),
+    required("exclude_contexts", pa.list_(pa.string())),
+    required("domains", pa.list_(pa.string())),
+    required("config_version", pa.string()),
+    required("loaded_at", TIMESTAMP),
+))
+BRAND_CATALOG_VERSIONS = Table("brand_catalog_versions", (
+    required("config_version", pa.string()),
+    required("first_loaded_at", TIMESTAMP),
+    required("brands_yaml", pa.string()),
+), primary_key=("config_version",))
