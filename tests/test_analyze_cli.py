@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+
 EVAL = Path(__file__).parent / "eval"
 
 

@@ -4,6 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+
 
 def _bench(*args) -> dict:
     result = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "bench", *args],

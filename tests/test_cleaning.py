@@ -2,15 +2,18 @@
 
 import duckdb
 import httpx
+import pytest
 from dagster import materialize
 
-from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
-from visibility_assets.config import load_config
 from tests.pipeline import partitions, pipeline, resources
-from visibility_assets.instance import get_instance
-from visibility_assets.defs.partitions import partition_key
-from visibility_assets.paths import warehouse_path
 from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.config import load_config
+from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
+from visibility_assets.defs.partitions import partition_key
+from visibility_assets.instance import get_instance
+from visibility_assets.paths import warehouse_path
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-06"
 STABLE_COLUMNS = ("SELECT request_key, valid, invalid_reason, brands_mentioned, citations, config_version"

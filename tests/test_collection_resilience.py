@@ -8,20 +8,21 @@ import time
 
 import duckdb
 import httpx
+import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
-from tests.pipeline import raw_asset
-from tests.pipeline import journal_path
+from tests.pipeline import journal_path, raw_asset, resources
 from visibility_assets.config import load_config
-from tests.pipeline import resources
-from visibility_assets.instance import get_instance
 from visibility_assets.defs.partitions import partition_key, partition_tags
-from visibility_assets.paths import warehouse_path
 from visibility_assets.defs.resources import CollectorResource
+from visibility_assets.instance import get_instance
+from visibility_assets.paths import warehouse_path
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .conftest import write_config
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-05"
 

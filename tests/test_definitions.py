@@ -1,10 +1,11 @@
 """The code location loads as `dagster dev -w workspace.yaml` would load it."""
 
+import pytest
 from dagster import AssetKey, MultiPartitionsDefinition
 
+from tests.pipeline import pipeline
 from visibility_assets.config import load_config
 from visibility_assets.defs.partitions import partition_tags, split_partition_key
-from tests.pipeline import pipeline
 
 
 def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():
@@ -28,13 +29,15 @@ def test_partition_keys_and_tags():
 
 
 def test_workspace_file_points_at_the_definitions_module():
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     workspace = yaml.safe_load((Path(__file__).parents[1] / "workspace.yaml").read_text())
     assert workspace["load_from"][0]["python_module"]["module_name"] == "visibility_assets.definitions"
 
 
+@pytest.mark.slow
 def test_dagster_cli_validates_the_workspace():
     """What `dagster dev -w workspace.yaml` loads, checked by Dagster's own loader."""
     import subprocess

@@ -6,8 +6,11 @@ import subprocess
 import sys
 
 import duckdb
+import pytest
 
 from .conftest import write_config
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 
 def _free_port() -> int:

@@ -10,15 +10,17 @@ import pyarrow as pa
 import pytest
 from dagster import DagsterEventType, materialize
 
-from visibility_assets.analyze.samples import SCHEMAS
 from tests.pipeline import resources
-from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
-from visibility_assets.defs.automation import RANGE_END, RANGE_START
+from visibility_assets.analyze.samples import SCHEMAS
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.defs.partitions import daily_platform_partitions, partition_key
-from visibility_assets.paths import warehouse_path
+from visibility_assets.defs.automation import RANGE_END, RANGE_START
 from visibility_assets.defs.measure import build_sql_assets
+from visibility_assets.defs.partitions import daily_platform_partitions, partition_key
+from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
+from visibility_assets.paths import warehouse_path
 from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = date(2026, 11, 10)
 EXAMPLE_PARTITIONS = daily_platform_partitions(load_config(EXAMPLE_CONFIG_DIR).platform_names)

@@ -6,11 +6,14 @@ import sys
 from datetime import datetime, timezone
 
 import httpx
+import pytest
 from dagster import AssetKey, build_schedule_context
 
 from tests.pipeline import pipeline, resources
-from visibility_assets.instance import get_instance
 from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.instance import get_instance
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-07"
 
@@ -74,6 +77,7 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
 def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
     assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
     import duckdb
+
     from visibility_assets.paths import warehouse_path
     with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
         brand = conn.execute("SELECT brand FROM mention_metrics WHERE mentioned_answers > 0 LIMIT 1").fetchall()[0][0]

@@ -12,8 +12,10 @@ import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context
 
 from tests.pipeline import pipeline, resources
-from visibility_assets.instance import INSTANCE_YAML
 from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.instance import INSTANCE_YAML
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 ADMIN_DSN = os.environ.get("VISIBILITY_TEST_PG_ADMIN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 

@@ -7,12 +7,15 @@ import sys
 
 import duckdb
 import httpx
+import pytest
 
-from visibility_assets.config import load_config
 from tests.pipeline import pipeline, resources
+from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.config import load_config
 from visibility_assets.instance import get_instance
 from visibility_assets.paths import warehouse_path
-from visibility_assets.cli.partition_runs import materialize_partition
+
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-01"
 

@@ -9,6 +9,8 @@ from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+
 QUESTION = load_config(EXAMPLE_CONFIG_DIR).questions[0].text
 BODY = {"model": "deepseek-chat", "messages": [{"role": "user", "content": QUESTION}]}
 

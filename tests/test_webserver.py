@@ -13,6 +13,8 @@ import pytest
 
 from visibility_assets.instance import ensure_dagster_home
 
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+
 ROOT = Path(__file__).parents[1]
 LAUNCH = """
 mutation Launch($params: ExecutionParams!) {

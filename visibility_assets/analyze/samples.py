@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 from ..config import BrandCatalog
+from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 
 # The life of a sample; each transition is a row of sample_state_history.
 PENDING, VALIDATING, VALID, INVALID, EXTRACTING, EXTRACTED, COMPLETED, FAILED = (

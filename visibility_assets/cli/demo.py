@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import date as Date, timedelta
+from datetime import date as Date
+from datetime import timedelta
 
 from ..config import VisibilityConfig
+from ..days import yesterday
 from ..paths import data_dir
 from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from ..tools.simulator.launch import running_simulators
-from ..days import yesterday
 from .arguments import config_of, iso_date, positive_int
 
 # Realistic answer times (1-30 s) scaled down 50x, with a few transient faults to show the

@@ -18,8 +18,8 @@ from dagster import (
     sensor,
 )
 
-from ..warehouse.resource import WarehouseResource
 from ..days import TIMEZONE, yesterday
+from ..warehouse.resource import WarehouseResource
 from .partitions import partition_key, partition_tags
 from .resources import VisibilityConfigResource
 

@@ -1,6 +1,7 @@
 """Collect: raw_ai_responses, every answer of one platform on one day, verbatim, exactly once."""
 
-from datetime import datetime, time as clock_time, timedelta
+from datetime import datetime, timedelta
+from datetime import time as clock_time
 from zoneinfo import ZoneInfo
 
 from dagster import (
@@ -21,8 +22,8 @@ from pydantic import Field
 
 from ..collect.collector import CollectionReport, PartitionOutcome
 from ..config import MissingApiKey
-from ..warehouse.resource import WarehouseResource
 from ..days import TIMEZONE
+from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
 from .resources import CollectorResource, DataDirResource, VisibilityConfigResource
 

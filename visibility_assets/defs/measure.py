@@ -13,10 +13,10 @@ from dagster import (
     asset,
 )
 
-from .partitions import split_partition_key
-from ..warehouse.resource import WarehouseResource
 from ..sql_models.project import Model, SqlProject, load_project
 from ..sql_models.runner import build_model, create_macros, failing_rows
+from ..warehouse.resource import WarehouseResource
+from .partitions import split_partition_key
 
 
 def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPartitionsDefinition):

@@ -17,10 +17,10 @@ from dagster import (
     sensor,
 )
 
+from ..days import yesterday
 from ..report.html import latest_date, render_report
 from ..warehouse.resource import WarehouseResource
 from .automation import nightly_job
-from ..days import yesterday
 from .partitions import DATE, PLATFORM
 from .resources import DataDirResource
 

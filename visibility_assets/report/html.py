@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date as Date, timedelta
+from datetime import date as Date
+from datetime import timedelta
 from html import escape
 
 import duckdb

@@ -19,8 +19,8 @@ from . import LAST_DAY, scratch_home
 
 def seed_raw_answers(path: str, config, days: int) -> int:
     from ...collect.plan import content_hash, plan_requests
-    from ..simulator.answers import compose_answer, sim_brands_by_category
     from ...warehouse.tables import RAW_AI_RESPONSES
+    from ..simulator.answers import compose_answer, sim_brands_by_category
 
     brands = sim_brands_by_category(config.catalog)
     rows, now = [], datetime.now(UTC)
