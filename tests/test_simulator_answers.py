@@ -97,6 +97,7 @@ def test_different_seeds_give_different_texts():
     assert len(set(texts)) >= 170
 
 
+@pytest.mark.slow
 def test_deterministic_across_processes_and_hash_seeds():
     code = (
         "import random, hashlib\n"
