@@ -1,14 +1,18 @@
-"""`visibility demo` end to end, as a user runs it, on a trimmed config."""
+"""`visibility demo` end to end, as a user runs it: from a wheel built from the checkout,
+installed into a fresh virtualenv, in an empty folder, on a trimmed config."""
 
 import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from .conftest import write_config
+
+CHECKOUT = Path(__file__).parents[1]
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -19,14 +23,40 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_demo_collects_every_platform_and_prints_a_summary(tmp_path):
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A fresh virtualenv, outside the checkout, with the wheel built from the checkout installed."""
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"),
+                    str(CHECKOUT)], check=True, timeout=600)
+    (wheel,) = (root / "dist").glob("visibility_assets-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
+    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, timeout=900)
+    return root / "venv" / "bin"
+
+
+def _env(home: Path) -> dict:
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("DAGSTER_HOME", "VIRTUAL_ENV", "PYTHONPATH", "VISIBILITY_CONFIG_DIR")}
+    return {**env, "VISIBILITY_HOME": str(home)}
+
+
+def test_the_installed_wheel_finds_its_sql_models_and_validates(installed, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = subprocess.run([str(installed / "dagster"), "definitions", "validate", "-m", "visibility_assets.definitions"],
+                            cwd=empty, capture_output=True, text=True, env=_env(tmp_path / "home"), timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed validation" in result.stdout + result.stderr
+
+
+def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
     config = write_config(tmp_path / "config", _free_port(), questions=5, rounds=1)
-    home = tmp_path / "home"
-    env = {**os.environ, "VISIBILITY_HOME": str(home)}
-    env.pop("DAGSTER_HOME", None)
+    home, empty = tmp_path / "home", tmp_path / "empty"
+    empty.mkdir()
     result = subprocess.run(
-        [sys.executable, "-m", "visibility_assets.cli", "--config-dir", str(config), "demo", "--date", "2026-11-03"],
-        capture_output=True, text=True, env=env, timeout=300,
+        [str(installed / "visibility"), "--config-dir", str(config), "demo", "--date", "2026-11-03"],
+        cwd=empty, capture_output=True, text=True, env=_env(home), timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     for platform in ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi"):
