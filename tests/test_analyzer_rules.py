@@ -1,4 +1,4 @@
-"""Each rule of CONTRACTS section 3 on a minimal answer, with the rule recorded for rejections."""
+"""Each analysis rule (README, "Analysis") on a minimal answer, with the rule recorded for rejections."""
 
 import pytest
 

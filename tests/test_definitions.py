@@ -1,7 +1,7 @@
 """The code location loads as `dagster dev -w workspace.yaml` would load it."""
 
 import pytest
-from dagster import AssetKey, MultiPartitionsDefinition
+from dagster import MultiPartitionsDefinition
 
 from tests.pipeline import pipeline
 from visibility_assets.config import load_config

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context
 
-from tests.pipeline import pipeline, resources
+from tests.pipeline import pipeline
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.instance import INSTANCE_YAML
 

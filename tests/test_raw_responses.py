@@ -9,7 +9,7 @@ import duckdb
 import httpx
 import pytest
 
-from tests.pipeline import pipeline, resources
+from tests.pipeline import pipeline
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import load_config
 from visibility_assets.instance import get_instance

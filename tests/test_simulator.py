@@ -22,7 +22,7 @@ def _serve(**behaviour) -> SimulatorServer:
 
 def _ask(server, platform="deepseek", key="k1", **kwargs):
     headers = {"Idempotency-Key": key, **kwargs.pop("headers", {})}
-    return httpx.post(f"{server.platform_url(platform)}/chat/completions", json=BODY, headers=headers,
+    return httpx.post(f"{server.url}/{platform}/v1/chat/completions", json=BODY, headers=headers,
                       timeout=kwargs.pop("timeout", 5), **kwargs)
 
 

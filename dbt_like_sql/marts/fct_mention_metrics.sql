@@ -1,6 +1,6 @@
 -- kind: incremental
 -- grain: date, platform, category, brand
--- The metrics of CONTRACTS section 4, over valid answers, with 95% Wilson intervals.
+-- The metrics per date x platform x category x brand (README, "Metrics"), over valid answers, with 95% Wilson intervals.
 -- share_of_voice compares a brand with the other tracked brands of its category.
 WITH daily AS (
     SELECT *, sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS category_mentions

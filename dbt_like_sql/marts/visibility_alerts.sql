@@ -1,4 +1,4 @@
 -- kind: view
 -- grain: date, platform, kind, category, subject
--- The alerts under the name users query (CONTRACTS section 2).
+-- The alerts under the name users query.
 SELECT * FROM {{ ref('fct_visibility_alerts') }}

@@ -1,10 +1,9 @@
-"""One answer in, its analysis out (CONTRACTS section 3): validity, mentions, ranks, citations."""
+"""One answer in, its analysis out (README, "Analysis"): validity, mentions, ranks, citations."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -102,7 +101,6 @@ class Analysis:
     hits: list[AliasHit]  # every alias hit with its verdict
     normalized: NormalizedText  # the text the hits' positions refer to
     option_list_kind: str | None = None
-    advised_against: AbstractSet[str] = frozenset()
 
     @property
     def hit_spans(self) -> list[tuple[int, int]]:
@@ -156,7 +154,7 @@ class Analyzer:
         citations = _citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
-                        structure.kind if structure else None, advised)
+                        structure.kind if structure else None)
 
     # --- validity ---------------------------------------------------------------------
 

@@ -74,10 +74,9 @@ class AliasMatcher:
                          for key, group in entries.items()]
         # Every normalized alias, one a line: "is t part of some alias" is one C-level search.
         self.all_keys = "\n".join(entries)
-        # ahocorasick-rs (Rust; offsets in characters for a str): on the bench corpus its
-        # overlapping scan took 9 us per answer where pyahocorasick's iter took 33-47 us. A DFA
-        # scans faster on its own but grows with the catalog (22 MB at 10,000 aliases): amid the
-        # rest of the analysis it was 3% faster at 1,000 aliases and 2-4% slower from 3,000.
+        # ahocorasick-rs (Rust; offsets in characters for a str). A DFA scans faster on its own
+        # but grows with the catalog, so large catalogs use the contiguous NFA (figures: README,
+        # "How it is built").
         keys = list(entries)
         self.first_marker = len(keys)  # pattern indexes from here on are markers
         keys += markers

@@ -21,6 +21,7 @@ class PlannedRequest:
     question_id: str
     question_text: str
     category: str
+    scene: str
     round: int
     priority: int
     model: str
@@ -50,7 +51,7 @@ def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> li
             key = _digest(f"{date}|{platform.name}|{question.id}|{round_}|{prompt_hash}")
             planned.append(PlannedRequest(
                 request_key=key, date=date, platform=platform.name, question_id=question.id,
-                question_text=question.text, category=question.category, round=round_,
+                question_text=question.text, category=question.category, scene=question.scene, round=round_,
                 priority=question.priority, model=platform.model, prompt_hash=prompt_hash, body=body,
             ))
     # Highest priority first, so a collection cut short by its deadline loses the least; within

@@ -1,4 +1,4 @@
-"""The YAML configuration: brands, questions and platforms (CONTRACTS section 1).
+"""The YAML configuration: brands, questions and platforms (README, "Configuration").
 
 Loading validates everything before anything else runs, and reports every problem with
 its file, line, entry and cause, so a user can fix the whole file in one go.

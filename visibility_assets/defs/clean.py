@@ -16,7 +16,7 @@ from dagster import (
 
 from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
-from ..warehouse.db import IN_RUN_PARTITIONS, existing_tables, fill_run_partitions
+from ..warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
 from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
 from .partitions import split_partition_key
@@ -45,7 +45,7 @@ def brand_catalog(visibility_config: VisibilityConfigResource, warehouse: Wareho
         for b in catalog.brands])
     with warehouse.transaction() as conn:
         for table in (BRAND_CATALOG, BRAND_CATALOG_VERSIONS):
-            conn.execute(table.ddl())
+            ensure_table(conn, table)
         conn.execute("DELETE FROM brand_catalog")
         conn.from_arrow(rows).insert_into("brand_catalog")
         conn.execute("INSERT INTO brand_catalog_versions BY NAME SELECT ? AS config_version,"

@@ -45,7 +45,7 @@ def get_instance(kind: str = "sqlite") -> DagsterInstance:
 def batch_event_writes() -> None:
     """Have run workers write a step's asset events as batches of up to EVENT_BATCH_SIZE: on
     PostgreSQL storage one multi-row insert instead of one transaction per partition (a
-    90-day backfill went from 61 s to 8 s); SQLite storage still writes them one by one.
+    SQLite storage still writes them one by one (figures: README, "How it is built").
     Dagster falls back to single writes if a batch fails. A value the user set is kept."""
     os.environ.setdefault(EVENT_BATCH_SIZE_ENV, EVENT_BATCH_SIZE)
 
@@ -53,7 +53,7 @@ def batch_event_writes() -> None:
 @contextmanager
 def planned_events_as_subsets() -> Iterator[None]:
     """Runs created inside record one "planned" event per asset holding the partition subset,
-    not one per partition (a 90-day backfill on SQLite: 60 s -> 35 s). Dagster's trade-off:
+    not one per partition. Dagster's trade-off:
     if such a run fails, its partitions are not marked failed in the UI (the run is). Used for
     the range runs this package creates itself; see the README for the daemon and webserver."""
     previous = os.environ.get(PLANNED_SUBSET_ENV)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import duckdb
 
+from .tables import Table, column_ddl
+
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 RUN_PARTITIONS = "run_partitions"  # a temporary table (date, platform): the partitions being written
 IN_RUN_PARTITIONS = "(date, platform) IN (SELECT date, platform FROM " + RUN_PARTITIONS + ")"
@@ -35,6 +37,17 @@ def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[
     conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS + " AS SELECT CAST(unnest($dates) AS DATE)"
                  " AS date, unnest($platforms) AS platform",
                  {"dates": [date for date, _ in partitions], "platforms": [platform for _, platform in partitions]})
+
+
+def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
+    """Create the table, or add the columns a newer schema has (optional ones: older rows get NULL)."""
+    conn.execute(table.ddl())
+    present = {name for (name,) in conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database()"
+        " AND table_schema = current_schema() AND table_name = ?", [table.name]).fetchall()}
+    for field in table.fields:
+        if field.name not in present:
+            conn.execute("ALTER TABLE " + table.name + " ADD COLUMN " + column_ddl(field))
 
 
 def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:

@@ -16,7 +16,7 @@ import pyarrow as pa
 from dagster_duckdb import DuckDBResource
 
 from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
-from .db import IN_RUN_PARTITIONS, bind, existing_tables, fill_run_partitions, open_read_only, transaction
+from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions, open_read_only, transaction
 from .tables import COLLECTION_REQUESTS, COLLECTION_TABLES, HTTP_ATTEMPTS, RAW_AI_RESPONSES
 
 # Publishing a journal: its partition's rows in the three collection tables are replaced by
@@ -67,7 +67,7 @@ class WarehouseResource(DuckDBResource):
         """Replace the partition's raw rows with the journal's; returns the answer count."""
         with self.transaction() as conn:
             for table in COLLECTION_TABLES:
-                conn.execute(table.ddl())
+                ensure_table(conn, table)
             conn.execute("ATTACH ? AS journal (READ_ONLY)", [str(journal_file)])
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,

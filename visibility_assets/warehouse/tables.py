@@ -30,6 +30,10 @@ def optional(name: str, type_: pa.DataType) -> pa.Field:
     return pa.field(name, type_)
 
 
+def column_ddl(field: pa.Field) -> str:
+    return field.name + " " + DUCKDB_TYPES[field.type] + ("" if field.nullable else " NOT NULL")
+
+
 @dataclass(frozen=True)
 class Table:
     name: str
@@ -46,7 +50,7 @@ class Table:
 
     def ddl(self) -> str:
         """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own)."""
-        lines = [f.name + " " + DUCKDB_TYPES[f.type] + ("" if f.nullable else " NOT NULL") for f in self.fields]
+        lines = [column_ddl(f) for f in self.fields]
         if self.primary_key:
             lines.append("PRIMARY KEY (" + ", ".join(self.primary_key) + ")")
         return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
@@ -75,6 +79,7 @@ JOURNAL_REQUESTS = Table("requests", (
     required("question_id", pa.string()),
     required("question_text", pa.string()),
     required("category", pa.string()),
+    optional("scene", pa.string()),  # the question's free label (RECOMMEND, COMPARE, ...)
     required("round", pa.int32()),
     required("priority", pa.int32()),
     required("model", pa.string()),
@@ -117,8 +122,8 @@ JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)
 
 # --- the warehouse: what publishing a journal writes ----------------------------------------
 
-REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_text", "category", "round",
-                   "model", "params_json", "prompt_hash"]
+REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_text", "category", "scene",
+                   "round", "model", "params_json", "prompt_hash"]
 RAW_AI_RESPONSES = Table(
     "raw_ai_responses",
     tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:],

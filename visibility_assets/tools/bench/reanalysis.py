@@ -33,6 +33,7 @@ def seed_raw_answers(path: str, config, days: int) -> int:
                 rows.append({"request_key": request.request_key, "date": LAST_DAY - timedelta(days=offset),
                              "platform": platform.name, "question_id": request.question_id,
                              "question_text": request.question_text, "category": request.category,
+                             "scene": request.scene,
                              "round": request.round, "model": request.model, "params_json": request.params_json,
                              "prompt_hash": request.prompt_hash, "answer_text": text, "payload_json": "{}",
                              "response_model": request.model, "content_hash": content_hash(text), "latency_ms": 0.0,

@@ -67,10 +67,6 @@ class PlatformBehaviour:
         return rng.uniform(low, high) * time_scale
 
 
-# Realistic answer times are 1-30 s; the demo and tests scale them down with time_scale.
-REALISTIC = PlatformBehaviour(latency_s=(1.0, 30.0))
-
-
 @dataclass
 class SimulatorSettings:
     seed: int = 0

@@ -58,7 +58,6 @@ class PlatformStats:
     faults: Counter = field(default_factory=Counter)
     received_by_key: Counter = field(default_factory=Counter)
     answered_by_key: Counter = field(default_factory=Counter)  # 200 with a complete answer
-    received_by_body: Counter = field(default_factory=Counter)
 
     def as_json(self) -> dict:
         duplicates = sum(n - 1 for n in self.answered_by_key.values() if n > 1)
@@ -70,7 +69,6 @@ class PlatformStats:
             "faults": dict(self.faults),
             "received_by_key": dict(self.received_by_key),
             "answered_by_key": dict(self.answered_by_key),
-            "received_by_body": dict(self.received_by_body),
         }
 
 
@@ -137,7 +135,6 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     body_digest = hashlib.sha256(body).hexdigest()[:16]
     key = headers.get("idempotency-key") or body_digest
     stats.received_by_key[key] += 1
-    stats.received_by_body[body_digest] += 1
     receipt = stats.received_by_key[key]
 
     if behaviour.api_key and headers.get("authorization") != f"Bearer {behaviour.api_key}":
@@ -226,9 +223,6 @@ class SimulatorServer:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
-
-    def platform_url(self, platform: str) -> str:
-        return f"{self.url}/{platform}/v1"
 
     async def serve(self, ready: threading.Event | None = None) -> None:
         self._loop = asyncio.get_running_loop()
