@@ -87,3 +87,22 @@ def test_two_platforms_materialize_concurrently_in_two_processes(visibility_home
     config = load_config()
     per_platform = len(config.questions) * config.platform("ernie").rounds
     assert counts == {"ernie": per_platform, "doubao": per_platform}
+
+
+def test_a_range_run_collects_each_platform_day_once_with_platforms_side_by_side(visibility_home, config_dir, simulator):
+    """A single-run backfill of the nightly job: every partition of the range in one run."""
+    from dagster import DagsterInstance
+
+    from visibility_assets.defs.automation import RANGE_END, RANGE_START
+
+    config = load_config()
+    result = pipeline().resolve_job_def("nightly_platform_job").execute_in_process(
+        instance=DagsterInstance.ephemeral(), raise_on_error=False,
+        tags={RANGE_START: "2026-11-01|deepseek", RANGE_END: "2026-11-02|deepseek"})
+    assert result.success
+    per_partition = len(config.questions) * config.platform("deepseek").rounds
+    assert _rows("SELECT date::VARCHAR, platform, count(*), count(DISTINCT request_key) FROM raw_ai_responses"
+                 " GROUP BY ALL ORDER BY 1, 2") == [("2026-11-01", "deepseek", per_partition, per_partition),
+                                                   ("2026-11-02", "deepseek", per_partition, per_partition)]
+    assert _stats(simulator)["deepseek"]["duplicates"] == 0
+    assert _rows("SELECT count(DISTINCT date) FROM mention_metrics WHERE platform = 'deepseek'") == [(2,)]
