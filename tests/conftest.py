@@ -37,6 +37,7 @@ def write_config(target: Path, port: int, *, questions: int | None = 12, rounds:
     """The example config pointed at a simulator on `port`, trimmed so tests run fast."""
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy(EXAMPLE_CONFIG_DIR / "brands.yaml", target / "brands.yaml")
+    shutil.copy(EXAMPLE_CONFIG_DIR / "prices.yaml", target / "prices.yaml")
     data = yaml.safe_load((EXAMPLE_CONFIG_DIR / "questions.yaml").read_text(encoding="utf-8"))
     if questions is not None:
         data["questions"] = data["questions"][:questions]

@@ -55,6 +55,18 @@ def _edit(directory, file, mutate):
         ("platforms.yaml", lambda d: d["platforms"][1].update(name="deepseek"), "duplicate platform name 'deepseek'"),
         ("platforms.yaml", lambda d: d["platforms"][0].update(rounds=0), "'rounds'"),
         ("platforms.yaml", lambda d: d["platforms"][0].update(name="Deep Seek"), "'name'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(dialect="bard"), "'dialect'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(web_search="yes"), "'web_search'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(thinking="on"), "'thinking'"),
+        ("platforms.yaml", lambda d: d["platforms"][0].update(max_cost_per_day=0), "'max_cost_per_day'"),
+        ("prices.yaml", lambda d: d["prices"][0].update(platform="bard"), "price for unknown platform 'bard'"),
+        ("prices.yaml", lambda d: d["prices"][0].update(currency="yuan"), "'currency'"),
+        ("prices.yaml", lambda d: d["prices"][1].update(effective_from=d["prices"][0]["effective_from"],
+                                                        model=d["prices"][0]["model"],
+                                                        platform=d["prices"][0]["platform"]), "duplicate price start"),
+        ("prices.yaml", lambda d: d["prices"][0].update(windows=[{"start": "00:30", "end": "08:30",
+                                                                  "timezone": "Mars/Olympus", "multiplier": 0.5}]),
+         "Mars/Olympus"),
     ],
 )
 def test_each_config_error_names_file_line_and_entry(tmp_path, file, mutate, expected):

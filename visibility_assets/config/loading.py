@@ -1,0 +1,202 @@
+"""Reading the config folder: every problem found, each with its file, line, entry and cause,
+before anything else runs, so a user can fix the whole file in one go."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .schema import (
+    Brand,
+    BrandCatalog,
+    ConfigError,
+    Platform,
+    Price,
+    Question,
+    VisibilityConfig,
+    _Entry,
+    normalize_alias,
+)
+
+EXAMPLE_CONFIG_DIR = Path(__file__).parent / "example"
+CONFIG_DIR_ENV = "VISIBILITY_CONFIG_DIR"
+
+BRANDS_FILE = "brands.yaml"
+QUESTIONS_FILE = "questions.yaml"
+PLATFORMS_FILE = "platforms.yaml"
+PRICES_FILE = "prices.yaml"  # optional: without it costs are null
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def resolve_config_dir(directory: str | os.PathLike | None = None) -> Path:
+    chosen = directory or os.environ.get(CONFIG_DIR_ENV) or EXAMPLE_CONFIG_DIR
+    return Path(chosen).expanduser().resolve()
+
+
+def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
+    root = resolve_config_dir(directory)
+    if not root.is_dir():
+        raise ConfigError([f"{root}: config directory does not exist"])
+    problems: list[str] = []
+    catalog = _load_catalog(root / BRANDS_FILE, problems)
+    questions = _load_entries(root / QUESTIONS_FILE, "questions", Question, problems)
+    platforms = _load_entries(root / PLATFORMS_FILE, "platforms", Platform, problems)
+    _check_unique(QUESTIONS_FILE, questions, lambda q: q.id, "question id", problems)
+    _check_unique(PLATFORMS_FILE, platforms, lambda p: p.name, "platform name", problems)
+    categories = set(catalog.categories) if catalog else set()
+    for line, q in questions:
+        if catalog and q.category not in categories:
+            problems.append(
+                f"{QUESTIONS_FILE} line {line}: question {q.id!r}: unknown category {q.category!r}"
+                f" (brands.yaml defines: {', '.join(sorted(categories)) or 'none'})"
+            )
+    prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms}, problems)
+    if problems:
+        raise ConfigError(problems)
+    assert catalog is not None
+    return VisibilityConfig(
+        directory=root,
+        catalog=catalog,
+        questions=tuple(q for _, q in questions),
+        platforms=tuple(p for _, p in platforms),
+        prices=tuple(p for _, p in prices),
+    )
+
+
+def _load_prices(path: Path, platform_names: set[str], problems: list[str]) -> list[tuple[int, Price]]:
+    """The optional price table: each entry names a configured platform, and two entries of one
+    platform and model never apply on the same day."""
+    if not path.exists():
+        return []
+    entries = _load_entries(path, "prices", Price, problems)
+    for line, price in entries:
+        if platform_names and price.platform not in platform_names:
+            problems.append(f"{PRICES_FILE} line {line}: price for unknown platform {price.platform!r}"
+                            f" (platforms.yaml defines: {', '.join(sorted(platform_names))})")
+        if price.effective_to is not None and price.effective_to < price.effective_from:
+            problems.append(f"{PRICES_FILE} line {line}: effective_to {price.effective_to} is before"
+                            f" effective_from {price.effective_from}")
+    _check_unique(PRICES_FILE, entries, lambda p: (p.platform, p.model, p.effective_from),
+                  "price start for this platform and model", problems)
+    return entries
+
+
+def load_catalog(path: str | os.PathLike) -> BrandCatalog:
+    """Only brands.yaml, as `visibility analyze --catalog` takes it."""
+    problems: list[str] = []
+    catalog = _load_catalog(Path(path), problems)
+    if problems:
+        raise ConfigError(problems)
+    assert catalog is not None
+    return catalog
+
+
+def _load_catalog(path: Path, problems: list[str]) -> BrandCatalog | None:
+    before = len(problems)
+    entries = _load_entries(path, "brands", Brand, problems)
+    name = path.name
+    _check_unique(name, entries, lambda b: (b.category, b.name), "brand name in its category", problems)
+    claimed: dict[tuple[str, str], str] = {}
+    for line, brand in entries:
+        for alias in brand.aliases:
+            if not alias.strip():
+                problems.append(f"{name} line {line}: brand {brand.name!r}: empty alias")
+                continue
+            if "\n" in alias or "\r" in alias:
+                # Answers are read line by line (lists, the reference block): a name never spans lines.
+                problems.append(f"{name} line {line}: brand {brand.name!r}: alias {alias!r} spans lines")
+                continue
+            key = (brand.category, normalize_alias(alias))
+            owner = claimed.setdefault(key, brand.name)
+            if owner != brand.name:
+                problems.append(
+                    f"{name} line {line}: brand {brand.name!r}: alias {alias!r} is already claimed"
+                    f" by brand {owner!r} in category {brand.category!r}"
+                )
+        for context in brand.exclude_contexts:
+            if not context.strip():
+                problems.append(f"{name} line {line}: brand {brand.name!r}: empty exclude_context")
+    if len(problems) > before:
+        return None
+    version = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return BrandCatalog(brands=tuple(b for _, b in entries), version=version, path=path)
+
+
+def _load_entries(path: Path, key: str, model: type[_Entry], problems: list[str]) -> list[tuple[int, Any]]:
+    """Parse one file into (line, entry) pairs, appending a message per bad entry."""
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: file not found")
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot read: {exc}")
+        return []
+    try:
+        document = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}")
+        return []
+    if not isinstance(data, dict) or set(data) != {key}:
+        found = ", ".join(map(str, data)) if isinstance(data, dict) else type(data).__name__
+        problems.append(f"{name}: expected exactly one top-level key '{key}:' (found: {found})")
+        return []
+    items = data[key]
+    if not isinstance(items, list) or not items:
+        problems.append(f"{name}: '{key}' must be a non-empty list")
+        return []
+    item_nodes = document.value[0][1].value
+    entries = []
+    for index, (item, node) in enumerate(zip(items, item_nodes)):
+        line = node.start_mark.line + 1
+        label = _entry_label(key, index, item)
+        try:
+            entries.append((line, model.model_validate(item)))
+        except ValidationError as exc:
+            for error in exc.errors():
+                problems.append(f"{name} line {line}: {label}: {_describe(error)}")
+    return entries
+
+
+def _entry_label(key: str, index: int, item: Any) -> str:
+    ident = None
+    if isinstance(item, dict):
+        ident = item.get("name") or item.get("id")
+    return f"{key}[{index}]" + (f" ({ident})" if ident else "")
+
+
+def _describe(error: dict) -> str:
+    field = ".".join(str(p) for p in error["loc"])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"unknown key {field!r}"
+    if kind == "missing":
+        return f"missing key {field!r}"
+    if kind == "too_short" and field == "aliases":
+        return "aliases must not be empty"
+    if kind == "string_too_short":
+        return f"{field!r} must not be empty"
+    return f"{field!r}: {error['msg']}"
+
+
+def _check_unique(file: str, entries, key, what: str, problems: list[str]) -> None:
+    first_line: dict[Any, int] = {}
+    for line, entry in entries:
+        ident = key(entry)
+        if ident in first_line:
+            shown = ident[-1] if isinstance(ident, tuple) else ident
+            problems.append(
+                f"{file} line {line}: duplicate {what} {shown!r} (first defined at line {first_line[ident]})"
+            )
+        else:
+            first_line[ident] = line

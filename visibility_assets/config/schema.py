@@ -1,0 +1,181 @@
+"""The configuration's entries and the loaded config: brands, questions, platforms and prices.
+
+Unknown keys are errors and types are checked (pydantic), so a typo never passes silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message lists every problem found."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("invalid configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def normalize_alias(alias: str) -> str:
+    """The form two aliases are compared in: NFKC and case-folded, as the analyzer matches."""
+    return unicodedata.normalize("NFKC", alias).casefold().strip()
+
+
+# --- entry schemas: unknown keys are errors, types are checked -------------------------
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Brand(_Entry):
+    name: str = Field(min_length=1)
+    category: str = Field(min_length=1)
+    aliases: tuple[str, ...] = Field(min_length=1)
+    exclude_contexts: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()
+
+
+class Question(_Entry):
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    category: str = Field(min_length=1)
+    scene: str = "RECOMMEND"
+    priority: int = 0
+
+
+PLATFORM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# How each platform is asked and read: one adapter per dialect (collect/dialects/).
+DIALECTS = ("openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi", "perplexity")
+Dialect = Literal["openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi", "perplexity"]
+
+
+class Platform(_Entry):
+    name: str = Field(pattern=PLATFORM_NAME.pattern)
+    base_url: str = Field(pattern=r"^https?://\S+$")
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    rate_limit_rps: float = Field(default=5.0, gt=0)
+    max_concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    rounds: int = Field(default=3, ge=1)
+    dialect: Dialect = "openai"
+    web_search: StrictBool = False  # ask with the platform's own web search switched on
+    thinking: Literal["enabled", "disabled"] | None = None  # None: the platform's default, nothing sent
+    extra_body: dict[str, Any] = Field(default_factory=dict)  # merged into every request body
+    max_cost_per_day: float | None = Field(default=None, gt=0)  # in the price table's currency
+
+    def api_key(self) -> str | None:
+        """The key from the environment; raises MissingApiKey when the platform needs one."""
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise MissingApiKey(self.name, self.api_key_env)
+        return key
+
+
+class PeakWindow(_Entry):
+    """A time of day when the platform charges differently (e.g. an off-peak discount)."""
+
+    start: time
+    end: time  # may be earlier than start: the window runs past midnight
+    timezone: str = "Asia/Shanghai"
+    multiplier: float = Field(gt=0)  # applied to every price of the entry inside the window
+
+    @model_validator(mode="after")
+    def _known_timezone(self) -> PeakWindow:
+        try:
+            ZoneInfo(self.timezone)
+        except (KeyError, ValueError):
+            raise ValueError(f"unknown timezone {self.timezone!r}") from None
+        return self
+
+    def covers(self, moment: datetime) -> bool:
+        clock = moment.astimezone(ZoneInfo(self.timezone)).time()
+        if self.start <= self.end:
+            return self.start <= clock < self.end
+        return clock >= self.start or clock < self.end
+
+
+class Price(_Entry):
+    """What one platform's model costs from a date on, per million tokens and per search."""
+
+    platform: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    effective_from: date
+    effective_to: date | None = None  # last day it applies; None: until a later entry starts
+    input_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)  # None: cached input costs as input
+    output_per_mtok: float = Field(ge=0)
+    per_search: float = Field(default=0.0, ge=0)
+    windows: tuple[PeakWindow, ...] = ()
+
+    def multiplier_at(self, moment: datetime) -> float:
+        return next((w.multiplier for w in self.windows if w.covers(moment)), 1.0)
+
+
+class UnknownPlatform(Exception):
+    pass
+
+
+class MissingApiKey(Exception):
+    def __init__(self, platform: str, env_var: str):
+        self.platform, self.env_var = platform, env_var
+        super().__init__(
+            f"platform {platform!r} needs an API key: set the environment variable {env_var}"
+        )
+
+
+@dataclass(frozen=True)
+class BrandCatalog:
+    brands: tuple[Brand, ...]
+    version: str  # content hash of brands.yaml: changes exactly when the catalog changes
+    path: Path
+
+    def for_category(self, category: str) -> tuple[Brand, ...]:
+        return tuple(b for b in self.brands if b.category == category)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(b.category for b in self.brands))
+
+
+@dataclass(frozen=True)
+class VisibilityConfig:
+    directory: Path
+    catalog: BrandCatalog
+    questions: tuple[Question, ...]
+    platforms: tuple[Platform, ...]
+    prices: tuple[Price, ...] = ()
+
+    @property
+    def brands(self) -> tuple[Brand, ...]:
+        return self.catalog.brands
+
+    def platform(self, name: str) -> Platform:
+        for p in self.platforms:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.platforms)
+        raise UnknownPlatform(f"unknown platform {name!r} (known: {known})")
+
+    @property
+    def platform_names(self) -> list[str]:
+        return [p.name for p in self.platforms]
+
+    def price(self, platform: str, model: str, day: date) -> Price | None:
+        """The price entry in force on `day`: the latest one that started on or before it."""
+        entries = [p for p in self.prices if p.platform == platform and p.model == model
+                   and p.effective_from <= day and (p.effective_to is None or day <= p.effective_to)]
+        return max(entries, key=lambda p: p.effective_from, default=None)
+
+
