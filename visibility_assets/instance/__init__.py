@@ -38,7 +38,9 @@ def ensure_dagster_home(kind: str = "sqlite") -> Path:
 
 
 def get_instance(kind: str = "sqlite") -> DagsterInstance:
+    """The instance for runs a command executes in its own process (they write their own events)."""
     ensure_dagster_home(kind)
+    batch_event_writes()
     return DagsterInstance.get()
 
 
