@@ -16,6 +16,8 @@ from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .conftest import write_config
 
+pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+
 DAY = "2026-11-02"
 QUICK = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05),
                            checkpoint_interval_s=0.05, timeout_s=1.0)
@@ -26,14 +28,15 @@ QUICK = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01
     (408, "", ErrorClass.REQUEST_TIMEOUT, True),
     (500, "", ErrorClass.SERVER_ERROR, True),
     (502, "", ErrorClass.SERVER_ERROR, True),
-    (503, "", ErrorClass.SERVER_ERROR, True),
+    (503, "", ErrorClass.OVERLOADED, True),
     (400, '{"error": {"message": "bad"}}', ErrorClass.BAD_REQUEST, False),
     (422, "", ErrorClass.BAD_REQUEST, False),
     (401, "", ErrorClass.AUTH, False),
     (403, "", ErrorClass.AUTH, False),
     (404, "", ErrorClass.NOT_FOUND, False),
-    (400, '{"error": {"code": "data_inspection_failed"}}', ErrorClass.CONTENT_POLICY, False),
-    (451, "", ErrorClass.CONTENT_POLICY, False),
+    (400, '{"error": {"code": "data_inspection_failed"}}', ErrorClass.MODERATED, False),
+    (451, "", ErrorClass.MODERATED, False),
+    (402, "", ErrorClass.BILLING, False),
     (409, "", ErrorClass.CLIENT_ERROR, False),
 ])
 def test_every_status_class_is_classified(status, body, expected, transient):

@@ -19,7 +19,9 @@ class ErrorClass(str, Enum):
     BAD_REQUEST = "bad_request"  # 400, 422
     AUTH = "auth"  # 401, 403
     NOT_FOUND = "not_found"  # 404
-    CONTENT_POLICY = "content_policy"  # the platform refused the prompt by status
+    MODERATED = "moderated"  # the platform's content moderation stopped the prompt: an outcome, not retried
+    BILLING = "billing"  # balance, arrears or quota spent: only a payment helps; stops the platform
+    OVERLOADED = "overloaded"  # the platform is busy (503, DeepSeek's insufficient_system_resource)
     CLIENT_ERROR = "client_error"  # any other 4xx
 
     @property
@@ -29,7 +31,7 @@ class ErrorClass(str, Enum):
 
 TRANSIENT = frozenset({
     ErrorClass.RATE_LIMITED, ErrorClass.SERVER_ERROR, ErrorClass.REQUEST_TIMEOUT,
-    ErrorClass.TIMEOUT, ErrorClass.CONNECTION, ErrorClass.MALFORMED,
+    ErrorClass.TIMEOUT, ErrorClass.CONNECTION, ErrorClass.MALFORMED, ErrorClass.OVERLOADED,
 })
 
 # Codes that platforms put in a 400 body when their content filter rejects the prompt.
@@ -45,10 +47,14 @@ def classify_status(status: int, body: str = "") -> ErrorClass | None:
         return ErrorClass.RATE_LIMITED
     if status == 408:
         return ErrorClass.REQUEST_TIMEOUT
+    if status == 503:
+        return ErrorClass.OVERLOADED
     if status >= 500:
         return ErrorClass.SERVER_ERROR
+    if status == 402:
+        return ErrorClass.BILLING
     if status == 451 or (status in (400, 403, 422) and _mentions_content_policy(body)):
-        return ErrorClass.CONTENT_POLICY
+        return ErrorClass.MODERATED
     if status in (401, 403):
         return ErrorClass.AUTH
     if status == 404:

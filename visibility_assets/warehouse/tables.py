@@ -15,11 +15,19 @@ import pyarrow as pa
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
-# Arrow type -> DuckDB column type, for the types these tables use.
+# Arrow type -> DuckDB column type, for the scalar types these tables use.
 DUCKDB_TYPES = {
     pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
-    pa.bool_(): "BOOLEAN", pa.date32(): "DATE", TIMESTAMP: "TIMESTAMPTZ", pa.list_(pa.string()): "VARCHAR[]",
+    pa.bool_(): "BOOLEAN", pa.date32(): "DATE", TIMESTAMP: "TIMESTAMPTZ",
 }
+
+
+def duckdb_type(type_: pa.DataType) -> str:
+    if pa.types.is_list(type_):
+        return duckdb_type(type_.value_type) + "[]"
+    if pa.types.is_struct(type_):
+        return "STRUCT(" + ", ".join(f.name + " " + duckdb_type(f.type) for f in type_) + ")"
+    return DUCKDB_TYPES[type_]
 
 
 def required(name: str, type_: pa.DataType) -> pa.Field:
@@ -31,7 +39,7 @@ def optional(name: str, type_: pa.DataType) -> pa.Field:
 
 
 def column_ddl(field: pa.Field) -> str:
-    return field.name + " " + DUCKDB_TYPES[field.type] + ("" if field.nullable else " NOT NULL")
+    return field.name + " " + duckdb_type(field.type) + ("" if field.nullable else " NOT NULL")
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,9 @@ class Table:
 
 TOKENS = (optional("prompt_tokens", pa.int32()), optional("completion_tokens", pa.int32()),
           optional("total_tokens", pa.int32()))
+# A source the answer cites: from the platform's structured field, or a URL in the text.
+CITATION = pa.struct([("index", pa.int32()), ("url", pa.string()), ("title", pa.string()),
+                      ("site", pa.string()), ("source", pa.string())])
 
 # --- the journal of one partition --------------------------------------------------------
 
@@ -103,6 +114,8 @@ JOURNAL_ATTEMPTS = Table("attempts", (  # append-only ledger: one row per HTTP a
     optional("error_message", pa.string()),
     required("latency_ms", pa.float64()),
     *TOKENS,
+    optional("error_code", pa.string()),  # the platform's own code (Arrearage, DataInspectionFailed, ...)
+    optional("tool_rounds", pa.int32()),  # requests sent back with a tool's result within the attempt
 ), primary_key=("request_key", "attempt"))
 
 JOURNAL_ANSWERS = Table("answers", (
@@ -116,6 +129,17 @@ JOURNAL_ANSWERS = Table("answers", (
     required("latency_ms", pa.float64()),
     *TOKENS,
     required("received_at", TIMESTAMP),
+    # The normalized answer (collect/dialects/); optional because older journals lack them.
+    optional("outcome", pa.string()),  # answered | truncated | moderated
+    optional("finish_reason", pa.string()),  # as the platform sent it
+    optional("reasoning_text", pa.string()),  # reasoning_content or inline <think>: never analysed
+    optional("citations", pa.list_(CITATION)),
+    optional("search_used", pa.bool_()),  # a search actually ran
+    optional("cached_tokens", pa.int32()),
+    optional("reasoning_tokens", pa.int32()),
+    optional("search_count", pa.int32()),
+    optional("cost", pa.float64()),  # from the usage and prices.yaml; null without a price
+    optional("currency", pa.string()),
 ), primary_key=("request_key",))
 
 JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)

@@ -1,0 +1,27 @@
+"""OpenAI Chat Completions: search models take `web_search_options` and return their sources as
+`message.annotations[]` of type `url_citation`."""
+
+from ...config import Platform
+from .answer import Citation
+from .base import Dialect
+
+
+class OpenAI(Dialect):
+    name = "openai"
+    # A 429 whose type or code says the quota or budget is spent, not that we were too fast.
+    billing_codes = frozenset({"insufficient_quota", "credit_balance_exhausted", "project_spend_limit_exceeded",
+                               "organization_spend_limit_exceeded", "billing_hard_limit_reached"})
+
+    def search_params(self, platform: Platform) -> dict:
+        return {"web_search_options": {}}  # with a search model (gpt-4o-search-preview, ...)
+
+    def thinking_params(self, enabled: bool) -> dict:
+        return {"reasoning_effort": "high" if enabled else "none"}
+
+    def citations(self, payload: dict, message: dict) -> list[Citation]:
+        found = []
+        for annotation in message.get("annotations") or []:
+            cited = annotation.get("url_citation") if annotation.get("type") == "url_citation" else None
+            if cited and cited.get("url"):
+                found.append(Citation(cited["url"], cited.get("title"), index=len(found) + 1))
+        return found

@@ -1,0 +1,34 @@
+"""Perplexity (Sonar): always searches; sources as top-level `citations` (URLs) and
+`search_results` (title, url, date); reasoning models think inline in <think>."""
+
+from ...config import Platform
+from .answer import Citation, Usage
+from .base import Dialect, openai_usage
+
+
+class Perplexity(Dialect):
+    name = "perplexity"
+
+    def body(self, platform: Platform, prompt: str) -> dict:
+        body = super().body(platform, prompt)
+        if not platform.web_search:
+            body.setdefault("disable_search", True)  # Sonar searches on every request unless told not to
+        return body
+
+    def search_params(self, platform: Platform) -> dict:
+        return {"web_search_options": {"search_context_size": "low"}}
+
+    def citations(self, payload: dict, message: dict) -> list[Citation]:
+        results = {r.get("url"): r for r in payload.get("search_results") or [] if isinstance(r, dict)}
+        urls = list(payload.get("citations") or []) or list(results)
+        return [Citation(url, (results.get(url) or {}).get("title"), index=position)
+                for position, url in enumerate(urls, start=1) if isinstance(url, str) and url]
+
+    def search_used(self, payload: dict, citations: list[Citation]) -> bool:
+        return bool(citations) or bool((payload.get("usage") or {}).get("num_search_queries"))
+
+    def usage(self, payload: dict) -> Usage:
+        usage = payload.get("usage") or {}
+        base = openai_usage(usage)
+        return Usage(base.prompt_tokens, base.completion_tokens, base.total_tokens, base.cached_tokens,
+                     usage.get("reasoning_tokens", base.reasoning_tokens), usage.get("num_search_queries"))
