@@ -7,7 +7,8 @@ import httpx
 import pytest
 
 from visibility_assets.collect.client import RetrySettings
-from visibility_assets.collect.collector import CollectionFailed, CollectionSettings, collect_partition
+from visibility_assets.collect.collector import CollectionSettings, collect_partition
+from visibility_assets.collect.report import CollectionFailed
 from visibility_assets.collect.errors import ErrorClass, classify_status, parse_retry_after
 from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.config import MissingApiKey, load_config
@@ -87,7 +88,7 @@ def test_transient_faults_are_retried_until_every_request_succeeds(tmp_path):
     assert report.succeeded == report.planned == 20 and report.failed == 0
     assert states == {"succeeded": 20}
     assert len(ledger) == report.attempts > 20  # every attempt is a ledger row
-    assert {row[3] for row in ledger} - {None} <= {"server_error", "timeout", "connection", "malformed"}
+    assert {row[3] for row in ledger} - {None} <= {"server_error", "overloaded", "timeout", "connection", "malformed"}
     assert stats["duplicates"] == 0
 
 
@@ -150,7 +151,7 @@ def test_priority_order_sends_high_priority_questions_first(tmp_path):
 def test_breaker_stops_a_platform_that_is_down(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), server_error_rate=1.0)
     report, ledger, states, stats = _collect(tmp_path, behaviour, questions=40, rounds=3)
-    assert report.breaker_open and "circuit breaker open" in report.error
+    assert report.stopped and "circuit breaker open" in report.error
     assert stats["received"] < 120 * QUICK.retry.max_attempts / 2  # it stopped sending
     assert states.get("pending", 0) > 0  # unsent work is kept for the next run
 

@@ -34,12 +34,16 @@ def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, c
     run = materialize_partition(pipeline(), DAY, "deepseek", get_instance())
     assert run.success, run.error
     expected = len(config.questions) * config.platform("deepseek").rounds
-    rows = _rows("SELECT request_key, answer_text, payload_json, content_hash, run_id, model, prompt_hash,"
-                 " total_tokens, latency_ms, attempt FROM raw_ai_responses WHERE platform = 'deepseek'")
+    rows = _rows("SELECT request_key, answer_text, reasoning_text, payload_json, content_hash, run_id, model,"
+                 " prompt_hash, total_tokens, latency_ms, attempt, outcome FROM raw_ai_responses"
+                 " WHERE platform = 'deepseek'")
     assert len(rows) == expected
     assert len({r[0] for r in rows}) == expected
-    for key, text, payload, content_hash, run_id, model, prompt_hash, tokens, latency, attempt in rows:
-        assert json.loads(payload)["choices"][0]["message"]["content"] == text  # verbatim
+    for key, text, reasoning, payload, content_hash, run_id, model, prompt_hash, tokens, latency, attempt, outcome in rows:
+        content = json.loads(payload)["choices"][0]["message"]["content"]  # the payload, verbatim
+        # The answer is the content without a leading <think> block, which is kept as the reasoning.
+        assert content == text if reasoning is None else content.endswith(text) and reasoning in content
+        assert outcome == "answered"
         assert run_id == run.run_id and model == "deepseek-chat" and prompt_hash
         assert tokens > 0 and latency > 0 and attempt >= 1
     assert run.metadata["raw_ai_responses"]["answers_stored"] == expected

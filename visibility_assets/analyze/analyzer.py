@@ -151,7 +151,7 @@ class Analyzer:
                   for order, (name, count) in enumerate(mentions.items(), start=1)}
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
-        citations = _citations(without_think)
+        citations = text_citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
                         structure.kind if structure else None)
@@ -291,7 +291,8 @@ def _clause_end(body: str, position: int) -> int:
     return found.start() if found else len(body)
 
 
-def _citations(text: str) -> list[str]:
+def text_citations(text: str) -> list[str]:
+    """Distinct http(s) URLs of the text in order of first appearance, trailing punctuation removed."""
     if "http" not in text:  # the common case, at a tenth of the regex's cost
         return []
     seen: dict[str, None] = {}

@@ -1,8 +1,9 @@
-"""One OpenAI-compatible Chat Completions call, with the one retry loop of the collector.
+"""One question to one platform, in its dialect, with the one retry loop of the collector.
 
 Every HTTP attempt is reported to `on_attempt` before the loop decides what to do next,
 so the attempt ledger sees each one, including those of a request that later succeeds.
-The same Idempotency-Key goes with every attempt of a request.
+The same Idempotency-Key goes with every attempt of a request. A tool loop (Kimi's web
+search) is one attempt: its rounds are sent back to back and their usage added up.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from datetime import UTC, datetime
 
 import httpx
 
-from .errors import ErrorClass, classify_exception, classify_status, parse_retry_after
+from ..config import Platform, Price
+from .cost import request_cost
+from .dialects import MODERATED, Dialect, DialectError, NormalizedAnswer
+from .errors import ErrorClass, classify_exception, parse_retry_after
 from .pacing import AdaptiveRateLimiter
 from .plan import PlannedRequest
+from .text_sources import with_text_citations
 
 SUCCEEDED, FAILED, DEFERRED, PENDING = "succeeded", "failed", "deferred", "pending"
 
@@ -49,14 +54,21 @@ class Attempt:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    error_code: str | None = None  # the platform's own code for the failure
+    tool_rounds: int | None = None
 
 
 @dataclass
 class Answer:
-    text: str
-    payload_json: str
-    response_model: str | None
+    normalized: NormalizedAnswer
+    payload_json: str  # the platform's response verbatim; a tool loop's rounds as a JSON list
     attempt: Attempt
+    cost: float | None = None
+    currency: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.normalized.text
 
 
 @dataclass
@@ -70,17 +82,19 @@ class RequestOutcome:
 
 
 class _AttemptFailed(Exception):
-    def __init__(self, error_class: ErrorClass, message: str, retry_after: float | None = None):
-        self.error_class, self.message, self.retry_after = error_class, message, retry_after
+    def __init__(self, error_class: ErrorClass, message: str, retry_after: float | None = None,
+                 code: str | None = None):
+        self.error_class, self.message, self.retry_after, self.code = error_class, message, retry_after, code
         super().__init__(message)
 
 
 class ChatClient:
-    def __init__(self, http: httpx.AsyncClient, url: str, limiter: AdaptiveRateLimiter,
+    def __init__(self, http: httpx.AsyncClient, platform: Platform, dialect: Dialect, limiter: AdaptiveRateLimiter,
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
-                 seed: int | None = None):
-        self.http, self.url, self.limiter, self.retry = http, url, limiter, retry
-        self.run_id = run_id
+                 price: Price | None = None, seed: int | None = None):
+        self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
+        self.url = dialect.url(platform)
+        self.run_id, self.price = run_id, price
         self.headers = headers or {}
         self.rng = random.Random(seed)
 
@@ -112,15 +126,14 @@ class ChatClient:
         return outcome
 
     async def _attempt(self, request: PlannedRequest, number: int):
-        headers = {**self.headers, "Idempotency-Key": request.request_key,
-                   "X-Visibility-Date": request.date}
+        headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
         attempt = Attempt(request.request_key, number, self.run_id, started, started, 0.0)
         answer, failure = None, None
         try:
-            response = await self.http.post(self.url, json=request.body, headers=headers)
-            attempt.http_status = response.status_code
-            answer = self._parse(response, attempt)
+            normalized, payload_json = await self._exchange(request.body, headers, attempt)
+            attempt.finished_at = datetime.now(UTC)
+            answer = self._answer(normalized, payload_json, attempt)
         except _AttemptFailed as exc:
             failure = exc
         except httpx.HTTPError as exc:
@@ -129,30 +142,64 @@ class ChatClient:
         attempt.latency_ms = (time.perf_counter() - clock) * 1000
         if failure:
             attempt.error_class, attempt.error_message = failure.error_class.value, failure.message
+            attempt.error_code = failure.code
         return attempt, answer, failure
 
-    def _parse(self, response: httpx.Response, attempt: Attempt) -> Answer:
-        error_class = classify_status(response.status_code, response.text)
-        if error_class is not None:
-            raise _AttemptFailed(error_class, f"HTTP {response.status_code}: {_error_text(response)}",
-                                 parse_retry_after(response.headers))
+    async def _exchange(self, body: dict, headers: dict, attempt: Attempt) -> tuple[NormalizedAnswer, str]:
+        """Send the request, and the following rounds of a tool loop; the normalized answer."""
+        payloads: list[dict] = []
+        while True:
+            response = await self.http.post(self.url, json=body, headers=headers)
+            attempt.http_status = response.status_code
+            if not 200 <= response.status_code < 300:
+                return self._refusal(response)
+            payloads.append(_json_body(response))
+            following = self.dialect.next_round(body, payloads[-1])
+            if following is None:
+                break
+            if len(payloads) > self.dialect.max_tool_rounds:
+                raise _AttemptFailed(ErrorClass.MALFORMED,
+                                     f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
+            body = following
         try:
-            payload = response.json()
-            text = payload["choices"][0]["message"]["content"]
-            if not isinstance(text, str):
-                raise TypeError("content is not a string")
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise _AttemptFailed(ErrorClass.MALFORMED, f"malformed completion body: {exc}"[:500]) from None
-        usage = payload.get("usage") or {}
-        attempt.prompt_tokens = usage.get("prompt_tokens")
-        attempt.completion_tokens = usage.get("completion_tokens")
-        attempt.total_tokens = usage.get("total_tokens")
-        return Answer(text, json.dumps(payload, ensure_ascii=False), payload.get("model"), attempt)
+            normalized = self.dialect.read_rounds(payloads)
+        except DialectError as exc:
+            raise _AttemptFailed(exc.error_class, f"{exc}"[:500], code=exc.code) from None
+        attempt.tool_rounds = normalized.tool_rounds
+        return normalized, json.dumps(payloads[0] if len(payloads) == 1 else payloads, ensure_ascii=False)
+
+    def _refusal(self, response: httpx.Response) -> tuple[NormalizedAnswer, str]:
+        """A failed response: moderation is an outcome to store; anything else raises."""
+        error_class, code = self.dialect.classify_error(response.status_code, response.text)
+        if error_class is ErrorClass.MODERATED:
+            return NormalizedAnswer(MODERATED, ""), response.text
+        raise _AttemptFailed(error_class, f"HTTP {response.status_code}: {_error_text(response)}",
+                             parse_retry_after(response.headers), code)
+
+    def _answer(self, normalized: NormalizedAnswer, payload_json: str, attempt: Attempt) -> Answer:
+        normalized.citations = with_text_citations(normalized.citations, normalized.text)
+        usage = normalized.usage
+        attempt.prompt_tokens, attempt.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+        attempt.total_tokens = usage.total_tokens
+        cost = request_cost(self.price, usage, normalized.search_used, attempt.finished_at)
+        return Answer(normalized, payload_json, attempt, cost, self.price.currency if self.price else None)
+
+
+def _json_body(response: httpx.Response) -> dict:
+    """The completion's JSON; blank keep-alive lines before it (DeepSeek, while queued) are fine."""
+    try:
+        payload = json.loads(response.text)
+    except ValueError as exc:
+        raise _AttemptFailed(ErrorClass.MALFORMED, f"malformed completion body: {exc}"[:500]) from None
+    if not isinstance(payload, dict):
+        raise _AttemptFailed(ErrorClass.MALFORMED, "completion body is not a JSON object")
+    return payload
 
 
 def _error_text(response: httpx.Response) -> str:
     try:
-        message = response.json()["error"]["message"]
-    except (ValueError, KeyError, TypeError):
+        data = response.json()
+        message = data["error"]["message"] if isinstance(data.get("error"), dict) else data.get("message", data)
+    except (ValueError, KeyError, TypeError, AttributeError):
         message = response.text
     return str(message)[:300]

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from datetime import date as Date
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from ..config import MissingApiKey, Platform, VisibilityConfig
-from .client import DEFERRED, FAILED, SUCCEEDED, Attempt, ChatClient, RequestOutcome, RetrySettings
+from .client import DEFERRED, FAILED, PENDING, SUCCEEDED, Answer, Attempt, ChatClient, RequestOutcome, RetrySettings
+from .dialects import MODERATED, TRUNCATED, UnsupportedSetting, dialect_of
+from .errors import ErrorClass
+from .report import CollectionFailed, CollectionReport, check_report
+
+# Problems with how a platform is set up: no request is sent, and retrying cannot help.
+SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
 from .journal import CollectionJournal
 from .pacing import AdaptiveRateLimiter
 from .plan import PlannedRequest, plan_requests
@@ -38,54 +44,12 @@ class CollectionSettings:
     timeout_s: float | None = None  # overrides the platform's timeout (tests, benchmarks)
 
 
-@dataclass
-class CollectionReport:
-    platform: str
-    date: str
-    planned: int = 0
-    skipped_done: int = 0
-    to_send: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    deferred: int = 0
-    failed_by_class: Counter = field(default_factory=Counter)
-    attempts: int = 0
-    http_429: int = 0
-    retries_histogram: Counter = field(default_factory=Counter)  # retries per request -> count
-    latencies_ms: list[float] = field(default_factory=list)
-    tokens: int = 0
-    wall_s: float = 0.0
-    permitted_rps: float = 0.0
-    breaker_open: str | None = None  # why the breaker stopped the platform, if it did
-
-    @property
-    def achieved_rps(self) -> float:
-        """HTTP attempts per second: how hard the platform was driven against its limit."""
-        return self.attempts / self.wall_s if self.wall_s else 0.0
-
-    @property
-    def failure_share(self) -> float:
-        return self.failed / self.to_send if self.to_send else 0.0
-
-    def latency_percentile(self, q: float) -> float | None:
-        if not self.latencies_ms:
-            return None
-        ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-class CollectionFailed(Exception):
-    def __init__(self, message: str, report: CollectionReport):
-        super().__init__(message)
-        self.report = report
-
-
 def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                       journal: CollectionJournal, settings: CollectionSettings = CollectionSettings(),
                       log: Callable[[str], None] = lambda _: None) -> CollectionReport:
     """Blocking entry point: runs the partition's collection on its own event loop."""
     report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log))
-    check_report(report, settings)
+    check_report(report, settings.failure_share_limit)
     return report
 
 
@@ -121,8 +85,8 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
                 try:
                     outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
                                                                    settings, log)
-                    check_report(outcome.report, settings)
-                except (CollectionFailed, MissingApiKey) as exc:
+                    check_report(outcome.report, settings.failure_share_limit)
+                except (CollectionFailed, *SETUP_ERRORS) as exc:
                     outcome.error = exc
             outcomes.append(outcome)
         return outcomes
@@ -132,17 +96,6 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
                                       for name, days in days_by_platform.items()))
 
     return [outcome for outcomes in asyncio.run(all_platforms()) for outcome in outcomes]
-
-
-def check_report(report: CollectionReport, settings: CollectionSettings) -> None:
-    """Raise CollectionFailed when the breaker opened or too large a share failed."""
-    if report.breaker_open:
-        raise CollectionFailed(report.breaker_open, report)
-    if report.failure_share > settings.failure_share_limit:
-        raise CollectionFailed(
-            f"{report.platform} {report.date}: {report.failed} of {report.to_send} requests failed"
-            f" ({report.failure_share:.0%} > limit {settings.failure_share_limit:.0%});"
-            f" by class: {dict(report.failed_by_class)}", report)
 
 
 async def collect_partition_async(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
@@ -160,15 +113,18 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         return report
 
     api_key = platform.api_key()  # raises MissingApiKey before anything is sent
+    dialect = dialect_of(platform)
+    dialect.check(platform)  # raises UnsupportedSetting before anything is sent
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     timeout = settings.timeout_s or platform.timeout_s
     limits = httpx.Limits(max_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM),
                           max_keepalive_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM))
-    run = _Run(report, journal, settings, log, journal.attempts_so_far())
+    run = _Run(report, journal, settings, log, journal.attempts_so_far(),
+               _CostCap(platform.max_cost_per_day, journal.cost_so_far()))
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
-        client = ChatClient(http, platform.base_url.rstrip("/") + "/chat/completions",
-                            AdaptiveRateLimiter(platform.rate_limit_rps), settings.retry, run_id, headers)
+        client = ChatClient(http, platform, dialect, AdaptiveRateLimiter(platform.rate_limit_rps), settings.retry,
+                            run_id, headers, config.price(platform.name, platform.model, Date.fromisoformat(date)))
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
@@ -181,17 +137,17 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
     report.wall_s = time.monotonic() - started
-    # What the breaker left in the queue was never sent: it stays pending in the journal.
+    # What a stop left in the queue was never sent: it stays pending in the journal.
     return report
 
 
 class _Run:
     """The mutable state of one collection run, shared by its workers."""
 
-    def __init__(self, report: CollectionReport, journal: CollectionJournal,
-                 settings: CollectionSettings, log: Callable[[str], None], attempts_before: dict[str, int]):
+    def __init__(self, report: CollectionReport, journal: CollectionJournal, settings: CollectionSettings,
+                 log: Callable[[str], None], attempts_before: dict[str, int], cost_cap: _CostCap):
         self.report, self.journal, self.settings, self.log = report, journal, settings, log
-        self.attempts_before = attempts_before
+        self.attempts_before, self.cost_cap = attempts_before, cost_cap
         self.pending_attempts: list[Attempt] = []
         self.pending_outcomes: list[RequestOutcome] = []
         self.consecutive_failures = 0
@@ -209,9 +165,13 @@ class _Run:
 
     async def work(self, client: ChatClient, queue: asyncio.Queue) -> None:
         deadline = self.settings.deadline
-        while not queue.empty() and not self.report.breaker_open:
+        while not queue.empty() and not self.report.stopped:
             request = queue.get_nowait()
             if deadline is not None and time.time() >= deadline:
+                self._finish(RequestOutcome(request, DEFERRED))
+                continue
+            if self.cost_cap.reached():
+                self.report.deferred_by_cost += 1
                 self._finish(RequestOutcome(request, DEFERRED))
                 continue
             first = self.attempts_before.get(request.request_key, 0) + 1
@@ -222,8 +182,14 @@ class _Run:
         report = self.report
         self.pending_outcomes.append(outcome)
         self.finished += 1
+        if outcome.state == FAILED and outcome.error_class == ErrorClass.BILLING.value:
+            # Only a payment helps: stop the platform now; the request stays pending for after it.
+            outcome.state = PENDING
+            report.stop(f"{report.platform} {report.date}: the platform refused for the account's balance or quota"
+                        f" ({outcome.error_message}); stopped sending, {report.to_send - report.succeeded}"
+                        f" requests stay pending until the account is topped up", retryable=False)
         if outcome.state == SUCCEEDED:
-            report.succeeded += 1
+            self._count_answer(outcome.answer)
             report.retries_histogram[len(outcome.attempts) - 1] += 1
             self.consecutive_failures = 0
         elif outcome.state == FAILED:
@@ -232,8 +198,8 @@ class _Run:
             report.retries_histogram[max(0, len(outcome.attempts) - 1)] += 1
             self.consecutive_failures += 1
             limit = self.settings.breaker_consecutive_failures
-            if self.consecutive_failures >= limit and not report.breaker_open:
-                report.breaker_open = (
+            if self.consecutive_failures >= limit:
+                report.stop(
                     f"{report.platform} {report.date}: circuit breaker open after {limit} requests in a"
                     f" row failed all retries (last: {outcome.error_class}: {outcome.error_message});"
                     f" stopped sending, unsent requests stay pending for the next run")
@@ -242,6 +208,17 @@ class _Run:
         if self.finished % 50 == 0:
             self.log(f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
                      f" {report.succeeded} ok, {report.failed} failed")
+
+    def _count_answer(self, answer: Answer) -> None:
+        report = self.report
+        report.succeeded += 1
+        report.moderated += answer.normalized.outcome == MODERATED
+        report.truncated += answer.normalized.outcome == TRUNCATED
+        report.searches += answer.normalized.usage.search_count or int(answer.normalized.search_used)
+        if answer.cost is not None:
+            report.cost += answer.cost
+            report.currency = answer.currency
+            self.cost_cap.add(answer.cost)
 
     async def checkpoint_until_done(self) -> None:
         """Flush buffered results every interval, off the event loop so pacing never stalls."""
@@ -257,3 +234,16 @@ class _Run:
         attempts, outcomes = self.pending_attempts, self.pending_outcomes
         self.pending_attempts, self.pending_outcomes = [], []
         await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes)
+
+
+class _CostCap:
+    """max_cost_per_day: once the partition's spend reaches it, the rest is deferred."""
+
+    def __init__(self, limit: float | None, spent: float):
+        self.limit, self.spent = limit, spent
+
+    def add(self, cost: float) -> None:
+        self.spent += cost
+
+    def reached(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit

@@ -10,6 +10,7 @@ run the journal is published to the warehouse in one transaction (warehouse/reso
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -61,6 +62,10 @@ class CollectionJournal:
     def succeeded_keys(self) -> set[str]:
         return {k for (k,) in self.conn.execute("SELECT request_key FROM answers").fetchall()}
 
+    def cost_so_far(self) -> float:
+        """What the partition's stored answers cost (max_cost_per_day counts it)."""
+        return self.conn.execute("SELECT coalesce(sum(cost), 0) FROM answers").fetchone()[0]
+
     def attempts_so_far(self) -> dict[str, int]:
         rows = self.conn.execute("SELECT request_key, max(attempt) FROM attempts GROUP BY 1").fetchall()
         return dict(rows)
@@ -80,14 +85,9 @@ class CollectionJournal:
                 self._insert_new(JOURNAL_ATTEMPTS, JOURNAL_ATTEMPTS.batch([
                     (a.request_key, a.attempt, a.run_id, a.started_at, a.finished_at, a.http_status,
                      a.error_class, a.error_message, a.latency_ms, a.prompt_tokens,
-                     a.completion_tokens, a.total_tokens) for a in attempts]))
+                     a.completion_tokens, a.total_tokens, a.error_code, a.tool_rounds) for a in attempts]))
             if answers:
-                self._insert_new(JOURNAL_ANSWERS, JOURNAL_ANSWERS.batch([
-                    (o.request.request_key, o.answer.attempt.attempt, o.answer.attempt.run_id,
-                     o.answer.text, o.answer.payload_json, o.answer.response_model,
-                     content_hash(o.answer.text), o.answer.attempt.latency_ms,
-                     o.answer.attempt.prompt_tokens, o.answer.attempt.completion_tokens,
-                     o.answer.attempt.total_tokens, o.answer.attempt.finished_at) for o in answers]))
+                self._insert_new(JOURNAL_ANSWERS, JOURNAL_ANSWERS.batch([answer_row(o) for o in answers]))
             if outcomes:
                 self.conn.register("batch", pa.Table.from_pylist([
                     {"request_key": o.request.request_key, "state": o.state, "error_class": o.error_class,
@@ -109,3 +109,15 @@ class CollectionJournal:
 
     def state_counts(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT state, count(*) FROM requests GROUP BY 1").fetchall())
+
+
+def answer_row(outcome: RequestOutcome) -> tuple:
+    """An answer in the column order of JOURNAL_ANSWERS."""
+    answer, attempt = outcome.answer, outcome.answer.attempt
+    normalized, usage = answer.normalized, answer.normalized.usage
+    return (outcome.request.request_key, attempt.attempt, attempt.run_id, normalized.text, answer.payload_json,
+            normalized.model, content_hash(normalized.text), attempt.latency_ms, usage.prompt_tokens,
+            usage.completion_tokens, usage.total_tokens, attempt.finished_at, normalized.outcome,
+            normalized.finish_reason, normalized.reasoning_text, [asdict(c) for c in normalized.citations],
+            normalized.search_used, usage.cached_tokens, usage.reasoning_tokens, usage.search_count, answer.cost,
+            answer.currency)

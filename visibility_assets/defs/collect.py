@@ -20,8 +20,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from ..collect.collector import CollectionReport, PartitionOutcome
-from ..config import MissingApiKey
+from ..collect.collector import SETUP_ERRORS, PartitionOutcome
+from ..collect.report import CollectionReport
 from ..days import TIMEZONE
 from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
@@ -98,12 +98,17 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
                               f" {report.succeeded} succeeded in this run", metadata=metadata, allow_retries=False)
         errors = list(dict.fromkeys(str(o.error) for o in outcomes if o.error is not None))
         if errors:
-            # A missing API key needs a person; retrying the step would only fail again.
-            retry = not any(isinstance(o.error, MissingApiKey) for o in outcomes)
+            # A missing key, a setting the platform cannot honour or an account to top up needs a
+            # person; retrying the step would only fail again (or hammer a platform that said no).
+            retry = all(needs_only_time(o.error) for o in outcomes if o.error is not None)
             raise Failure(description="; ".join(errors), metadata=metadata, allow_retries=retry)
         return MaterializeResult(metadata=metadata)
 
     return raw_ai_responses
+
+
+def needs_only_time(error: Exception) -> bool:
+    return not isinstance(error, SETUP_ERRORS) and getattr(error, "retryable", True)
 
 
 def run_metadata(outcomes: list[PartitionOutcome], stored: dict[tuple[str, str], int]) -> dict:
@@ -137,6 +142,12 @@ def collection_metadata(report: CollectionReport, stored: int) -> dict:
         "failed": MetadataValue.int(report.failed),
         "failed_by_class": MetadataValue.json(dict(report.failed_by_class)),
         "deferred": MetadataValue.int(report.deferred),
+        "deferred_by_cost_cap": MetadataValue.int(report.deferred_by_cost),
+        "moderated": MetadataValue.int(report.moderated),
+        "truncated": MetadataValue.int(report.truncated),
+        "searches": MetadataValue.int(report.searches),
+        "cost": MetadataValue.float(round(report.cost, 6)) if report.currency else MetadataValue.null(),
+        "currency": MetadataValue.text(report.currency or ""),
         "http_attempts": MetadataValue.int(report.attempts),
         "http_429": MetadataValue.int(report.http_429),
         "retries_histogram": MetadataValue.json({str(k): v for k, v in sorted(report.retries_histogram.items())}),

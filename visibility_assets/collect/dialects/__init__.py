@@ -3,8 +3,8 @@ read into one normalized answer. Adding a platform is adding a module here and i
 (tests/fixtures/dialects/)."""
 
 from ...config import Platform
-from .answer import ANSWERED, MODERATED, TRUNCATED, Citation, NormalizedAnswer, Usage
-from .base import Dialect, DialectError
+from .answer import ANSWERED, MODERATED, PLATFORM, TEXT, TRUNCATED, Citation, NormalizedAnswer, Usage
+from .base import Dialect, DialectError, UnsupportedSetting
 from .deepseek import DeepSeek
 from .doubao import Doubao
 from .ernie import Ernie
@@ -22,5 +22,5 @@ def dialect_of(platform: Platform) -> Dialect:
     return DIALECTS[platform.dialect]
 
 
-__all__ = ["ANSWERED", "DIALECTS", "MODERATED", "TRUNCATED", "Citation", "Dialect", "DialectError",
-           "NormalizedAnswer", "Usage", "dialect_of"]
+__all__ = ["ANSWERED", "DIALECTS", "MODERATED", "PLATFORM", "TEXT", "TRUNCATED", "Citation", "Dialect", "DialectError",
+           "NormalizedAnswer", "UnsupportedSetting", "Usage", "dialect_of"]

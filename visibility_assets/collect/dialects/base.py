@@ -30,6 +30,10 @@ class DialectError(Exception):
         self.error_class, self.code = error_class, code
 
 
+class UnsupportedSetting(Exception):
+    """A platform setting its dialect cannot honour: refused before anything is sent."""
+
+
 class Dialect:
     name = "openai"
     path = "/chat/completions"
@@ -41,6 +45,12 @@ class Dialect:
     # Words of an error message that mean moderation where the code does not say (DeepSeek).
     moderation_messages: tuple[str, ...] = ()
     max_tool_rounds = 0
+    supports_search = True  # False: the platform documents no web search for this API
+
+    def check(self, platform: Platform) -> None:
+        if platform.web_search and not self.supports_search:
+            raise UnsupportedSetting(f"platform {platform.name!r}: web_search is not available in the {self.name}"
+                                     " dialect's Chat Completions API; set web_search: false")
 
     # --- the request ------------------------------------------------------------------------
 

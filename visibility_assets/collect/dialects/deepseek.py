@@ -10,7 +10,7 @@ from .base import Dialect, DialectError, openai_usage
 class DeepSeek(Dialect):
     name = "deepseek"
     moderation_messages = ("Content Exists Risk",)
-    searches_in_chat = False  # its web search tool is documented for other protocols only
+    supports_search = False  # its web search tool is documented for other protocols only
 
     def thinking_params(self, enabled: bool) -> dict:
         return {"thinking": {"type": "enabled" if enabled else "disabled"}}

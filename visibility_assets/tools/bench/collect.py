@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 
 from ...collect.client import RetrySettings
-from ...collect.collector import CollectionReport, CollectionSettings, collect_partition_async
+from ...collect.collector import CollectionSettings, collect_partition_async
+from ...collect.report import CollectionReport
 from ...collect.journal import CollectionJournal
 from ...config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
 from ..simulator.answers import KNOWN_PLATFORMS
