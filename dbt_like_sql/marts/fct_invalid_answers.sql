@@ -1,17 +1,24 @@
 -- kind: incremental
 -- grain: date, platform, reason
--- Answers per platform and day by validity: a spike in refusals or errors is a signal.
+-- Answers per platform and day by validity, with the share's 95% Wilson interval: a spike in
+-- refusals, errors or moderation is a signal. `moderated` (the platform's content moderation
+-- stopped the prompt) and `truncated` (cut off at the length limit) come from collection.
 WITH counted AS (
     SELECT date, platform, coalesce(invalid_reason, 'valid') AS reason, count(*) AS answers
     FROM {{ ref('stg_samples') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY ALL
+),
+shared AS (
+    SELECT *, sum(answers) OVER (PARTITION BY date, platform) AS all_answers FROM counted
 )
 SELECT
     date,
     platform,
     reason,
     answers,
-    answers / sum(answers) OVER (PARTITION BY date, platform) AS share,
+    answers / all_answers AS share,
+    wilson_low(answers, all_answers) AS share_low,
+    wilson_high(answers, all_answers) AS share_high,
     $run_id AS run_id
-FROM counted
+FROM shared

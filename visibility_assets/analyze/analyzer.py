@@ -102,6 +102,14 @@ class Analysis:
     normalized: NormalizedText  # the text the hits' positions refer to
     option_list_kind: str | None = None
 
+    def as_invalid(self, reason: str) -> Analysis:
+        """This answer counted as invalid for a reason the text cannot show (the platform cut it
+        off or moderated it): its alias hits stay on record, none of them counts."""
+        for hit in self.hits:
+            if hit.accepted:
+                hit.rule = f"invalid_answer:{reason}"
+        return Analysis(False, reason, self.category_brands, {}, [], False, self.hits, self.normalized)
+
     @property
     def hit_spans(self) -> list[tuple[int, int]]:
         """Each hit's span in the original answer (computed when asked: the JSON output needs none)."""

@@ -14,6 +14,8 @@ import pyarrow as pa
 from ..config import BrandCatalog
 from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 
+ANSWERED = "answered"  # the outcome of a complete answer (collect/dialects/answer.py)
+
 # The life of a sample; each transition is a row of sample_state_history.
 PENDING, VALIDATING, VALID, INVALID, EXTRACTING, EXTRACTED, COMPLETED, FAILED = (
     "pending", "validating", "valid", "invalid", "extracting", "extracted", "completed", "failed")
@@ -30,6 +32,8 @@ class RawAnswer:
     category: str
     round: int
     answer_text: str
+    outcome: str = ANSWERED  # answered | truncated | moderated, as collected
+    platform_citations: tuple[str, ...] = ()  # URLs the platform gave in its structured field
 
 
 @dataclass
@@ -111,6 +115,11 @@ class SampleCleaner:
             raise ValueError(f"category {answer.category!r} is not in the brand catalog")
         history.move(VALIDATING)
         analysis = self.analyzer.analyze(answer.answer_text, answer.question_text, answer.category)
+        if answer.outcome != ANSWERED:  # cut off or moderated: not a complete answer
+            analysis = analysis.as_invalid(answer.outcome)
+        elif analysis.valid and answer.platform_citations:
+            analysis.citations = list(dict.fromkeys([*answer.platform_citations, *analysis.citations]))
+            analysis.has_citation = True
         history.move(VALID if analysis.valid else INVALID, analysis.invalid_reason)
         if analysis.valid:
             history.move(EXTRACTING)

@@ -18,14 +18,16 @@ from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
 from ..warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
-from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
+from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS, RAW_AI_RESPONSES
 from .partitions import split_partition_key
 from .resources import VisibilityConfigResource
 
 QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
 
 READ_RAW = """
-SELECT request_key, date, platform, question_id, question_text, category, round, answer_text
+SELECT request_key, date, platform, question_id, question_text, category, round, answer_text,
+       coalesce(outcome, 'answered'),
+       list_transform(list_filter(coalesce(citations, []), lambda c: c.source = 'platform'), lambda c: c.url)
 FROM raw_ai_responses
 WHERE """ + IN_RUN_PARTITIONS + """
 ORDER BY date, platform, question_id, round
@@ -117,6 +119,7 @@ def _read_answers(warehouse: WarehouseResource, partitions: list[tuple[str, str]
     with warehouse.get_connection() as conn:
         if "raw_ai_responses" not in existing_tables(conn):
             return []
+        ensure_table(conn, RAW_AI_RESPONSES)  # a warehouse of an older version gains the answer's new columns
         fill_run_partitions(conn, partitions)
         rows = conn.execute(READ_RAW).fetchall()
     return [RawAnswer(*row) for row in rows]

@@ -15,7 +15,9 @@ from dagster import (
 
 from ..sql_models.project import Model, SqlProject, load_project
 from ..sql_models.runner import build_model, create_macros, failing_rows
+from ..warehouse.db import ensure_table
 from ..warehouse.resource import WarehouseResource
+from ..warehouse.tables import COLLECTION_TABLES
 from .partitions import split_partition_key
 
 
@@ -42,6 +44,8 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
             partitions = sorted({split_partition_key(key) for key in context.partition_keys})
         with warehouse.transaction() as conn:
             create_macros(conn, project)
+            for table in COLLECTION_TABLES:  # a source no run has written yet is an empty table
+                ensure_table(conn, table)
             rows = build_model(conn, model, partitions or [], context.run_id)
             failures = {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
