@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from enum import Enum
 
@@ -78,8 +79,16 @@ def classify_exception(exc: Exception) -> ErrorClass:
     return ErrorClass.CONNECTION
 
 
+# Gateways in front of the platforms pass the platform's hint on under their own name:
+# LiteLLM's proxy sends `llm_provider-retry-after` (seconds) and no Retry-After.
+RETRY_AFTER_HEADERS = ("retry-after", "llm_provider-retry-after")
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
 def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
-    """Seconds to wait, from `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
+    """Seconds to wait, from `retry-after-ms`, or `Retry-After` (or a gateway's copy of it) as
+    seconds or an HTTP date."""
     now = time.time() if now is None else now
     millis = headers.get("retry-after-ms")
     if millis:
@@ -87,7 +96,7 @@ def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float
             return max(0.0, float(millis) / 1000)
         except ValueError:
             pass
-    value = headers.get("retry-after")
+    value = next((headers[name] for name in RETRY_AFTER_HEADERS if headers.get(name)), None)
     if not value:
         return None
     try:
@@ -105,3 +114,32 @@ def _looks_like_date(value: str) -> bool:
         return email.utils.parsedate_tz(value) is not None
     except (TypeError, ValueError):
         return False
+
+
+def parse_duration(value: str) -> float | None:
+    """OpenAI's reset durations ("1s", "6m0s", "20ms") or plain seconds."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = DURATION_PART.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value:
+        return None
+    return sum(float(n) * DURATION_UNITS[u] for n, u in parts)
+
+
+def parse_rate_limit(headers: httpx.Headers, now: float | None = None) -> tuple[int | None, float | None]:
+    """(requests remaining, seconds until the limit resets) from the rate-limit headers the
+    platforms send: OpenAI and ERNIE `x-ratelimit-remaining-requests` / `-reset-requests`, Kimi
+    `X-RateLimit-Remaining` / `-Reset` (seconds, or an epoch time)."""
+    remaining_text = headers.get("x-ratelimit-remaining-requests") or headers.get("x-ratelimit-remaining")
+    try:
+        remaining = int(float(remaining_text)) if remaining_text else None
+    except ValueError:
+        remaining = None
+    reset_text = headers.get("x-ratelimit-reset-requests") or headers.get("x-ratelimit-reset")
+    reset = parse_duration(reset_text) if reset_text else None
+    if reset is not None and reset > 1e9:  # an epoch time, not a duration
+        reset = max(0.0, reset - (time.time() if now is None else now))
+    return remaining, reset
