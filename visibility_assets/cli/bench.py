@@ -20,6 +20,8 @@ def add_parser(commands) -> None:
     collect.add_argument("--concurrency", type=positive_int, default=16, help="max_concurrency per platform")
     collect.add_argument("--timeout", type=float, default=2.0, help="client timeout per request, seconds")
     collect.add_argument("--seed", type=int, default=0)
+    collect.add_argument("--web-search", action="store_true",
+                         help="each platform in its own dialect with its web search on (Kimi: a tool round more)")
     collect.set_defaults(handler=run_collect)
     clean = benches.add_parser("clean", help="the analyzer against the naive per-alias str.find loop")
     clean.add_argument("--answers", type=positive_int, default=20000)
@@ -47,7 +49,7 @@ def _print(result: dict) -> int:
 def run_collect(args) -> int:
     from ..tools.bench.collect import run_collect_bench
     return _print(run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
-                                    args.storm, args.concurrency, args.timeout, args.seed))
+                                    args.storm, args.concurrency, args.timeout, args.seed, args.web_search))
 
 
 def run_clean(args) -> int:

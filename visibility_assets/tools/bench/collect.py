@@ -22,6 +22,7 @@ from ...collect.client import RetrySettings
 from ...collect.collector import CollectionSettings, collect_partition_async
 from ...collect.report import CollectionReport
 from ...collect.journal import CollectionJournal
+from ...collect.dialects import DIALECTS
 from ...config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
 from ..simulator.answers import KNOWN_PLATFORMS
 from ..simulator.behaviour import PlatformBehaviour, SimulatorSettings
@@ -42,8 +43,14 @@ def _platform_names(count: int) -> list[str]:
     return [KNOWN_PLATFORMS[i] if i < len(KNOWN_PLATFORMS) else f"platform{i + 1}" for i in range(count)]
 
 
+def dialect_settings(name: str, web_search: bool) -> dict:
+    """Each known platform in its own dialect, searching where its API can."""
+    dialect = name if name in DIALECTS else "openai"
+    return {"dialect": dialect, "web_search": web_search and DIALECTS[dialect].supports_search}
+
+
 def bench_config(port: int, names: list[str], per_platform: int, rps: float, concurrency: int,
-                 timeout_s: float) -> VisibilityConfig:
+                 timeout_s: float, web_search: bool = False) -> VisibilityConfig:
     """The example brands and questions, with enough question variants for `per_platform` requests."""
     example = load_config(EXAMPLE_CONFIG_DIR)
     rounds = 5
@@ -55,7 +62,8 @@ def bench_config(port: int, names: list[str], per_platform: int, rps: float, con
     )
     platforms = tuple(
         Platform(name=name, base_url=f"http://127.0.0.1:{port}/{name}/v1", model=f"{name}-bench",
-                 rate_limit_rps=rps, max_concurrency=concurrency, timeout_s=timeout_s, rounds=rounds)
+                 rate_limit_rps=rps, max_concurrency=concurrency, timeout_s=timeout_s, rounds=rounds,
+                 **dialect_settings(name, web_search))
         for name in names
     )
     return VisibilityConfig(example.directory, example.catalog, questions, platforms)
@@ -63,7 +71,7 @@ def bench_config(port: int, names: list[str], per_platform: int, rps: float, con
 
 def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.0, fault_rate: float = 0.1,
                       latency_s: tuple[float, float] = (0.05, 0.5), storm_share: float = 0.0,
-                      concurrency: int = 16, timeout_s: float = 2.0, seed: int = 0,
+                      concurrency: int = 16, timeout_s: float = 2.0, seed: int = 0, web_search: bool = False,
                       progress=lambda message: print(message, file=sys.stderr)) -> dict:
     names = _platform_names(platforms)
     storm = names[0] if storm_share > 0 else None
@@ -81,9 +89,9 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
     try:
         port = parent.recv()
         per_platform = math.ceil(requests / platforms)
-        config = bench_config(port, names, per_platform, rps, concurrency, timeout_s)
+        config = bench_config(port, names, per_platform, rps, concurrency, timeout_s, web_search)
         progress(f"bench collect: {platforms} platforms x {per_platform} requests, {rps} rps each,"
-                 f" faults {fault_rate:.0%}" + (f", 429 storm {storm_share:.0%} on {storm}" if storm else ""))
+                 f" faults {fault_rate:.0%}, web search {'on' if web_search else 'off'}" + (f", 429 storm {storm_share:.0%} on {storm}" if storm else ""))
         with tempfile.TemporaryDirectory(prefix="bench-collect-") as scratch:
             reports, stored, wall = asyncio.run(_collect_all(config, Path(scratch), progress))
         stats = httpx.get(f"http://127.0.0.1:{port}/_stats", timeout=10).json()
@@ -92,7 +100,7 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
         simulator.join(10)
         if simulator.is_alive():
             simulator.kill()
-    return summarize(reports, stored, stats, wall, rps, storm)
+    return summarize(reports, stored, stats, wall, rps, storm, web_search)
 
 
 async def _collect_all(config: VisibilityConfig, scratch: Path,
@@ -116,10 +124,12 @@ async def _collect_all(config: VisibilityConfig, scratch: Path,
 
 
 def summarize(reports: list[CollectionReport], stored: int, stats: dict, wall: float, rps: float,
-              storm: str | None) -> dict:
+              storm: str | None, web_search: bool = False) -> dict:
     per_platform = {}
     for report in reports:
-        accepted = report.attempts - report.http_429
+        # Counted by the server: a tool loop (Kimi's web search) sends several requests per attempt.
+        served = stats.get(report.platform, {})
+        accepted = served.get("received", 0) - served.get("status", {}).get("429", 0)
         achieved = accepted / report.wall_s if report.wall_s else 0.0
         per_platform[report.platform] = {
             "requests": report.planned, "succeeded": report.succeeded, "failed": report.failed,
@@ -152,6 +162,8 @@ def summarize(reports: list[CollectionReport], stored: int, stats: dict, wall: f
         "min_rate_ratio_without_storm": min(others) if others else None,
         "storm_platform": storm,
         "platforms": per_platform,
-        "definition": "achieved_rps: HTTP requests a platform accepted (not 429) per second of its"
-                      " collection wall time, summed over platforms; rate_ratio = achieved/permitted",
+        "web_search": web_search,
+        "definition": "achieved_rps: HTTP requests a platform accepted (not 429, as the simulator counted them)"
+                      " per second of its collection wall time, summed over platforms; rate_ratio ="
+                      " achieved/permitted",
     }
