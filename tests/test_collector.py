@@ -1,17 +1,22 @@
 """The resilient collector against the real simulator: retries, 429s, deadline, breaker, resume."""
 
 import time
+from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import httpx
 import pytest
 
+from visibility_assets.collect import collector as collector_module
 from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
-from visibility_assets.collect.report import CollectionFailed
 from visibility_assets.collect.errors import ErrorClass, classify_status, parse_retry_after
 from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.collect.pacing import AdaptiveRateLimiter
+from visibility_assets.collect.report import CollectionFailed
 from visibility_assets.config import MissingApiKey, load_config
+from visibility_assets.tools.simulator import server as simulator_server
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -22,6 +27,10 @@ pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 DAY = "2026-11-02"
 QUICK = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05),
                            checkpoint_interval_s=0.05, timeout_s=1.0)
+# Like QUICK, but waits up to the default 30 s the platform asks for.
+CAPPED_AT_30_S = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01),
+                                    checkpoint_interval_s=0.05, timeout_s=1.0)
+ONE_REQUEST_AN_HOUR = PlatformBehaviour(latency_s=(0, 0.001), rate_limit_rps=1 / 3600)
 
 
 @pytest.mark.parametrize(("status", "body", "expected", "transient"), [
@@ -109,21 +118,85 @@ def test_a_partition_fails_above_the_failure_share_limit_naming_platform_day_and
     assert states == {"failed": 5}
 
 
-def test_429_is_honoured_and_the_rate_lowered(tmp_path):
-    """The config claims 50 rps but the platform permits 5: the client backs off instead of hammering."""
+@pytest.fixture
+def sent_by_simulator(monkeypatch) -> dict[str, list[tuple[int, float | None]]]:
+    """What the simulator answered each request key, in order: (status, retry-after-ms in seconds)."""
+    sent: dict[str, list[tuple[int, float | None]]] = {}
+    handle_chat = simulator_server.handle_chat
+
+    def recorded(app, platform, headers, body):
+        reply = handle_chat(app, platform, headers, body)
+        retry_after_ms = dict(reply.headers).get("retry-after-ms")
+        sent.setdefault(headers.get("idempotency-key"), []).append(
+            (reply.status, float(retry_after_ms) / 1000 if retry_after_ms else None))
+        return reply
+
+    monkeypatch.setattr(simulator_server, "handle_chat", recorded)
+    return sent
+
+
+@pytest.fixture
+def rates_after_429(monkeypatch) -> list[float]:
+    """The collector's pacing rate right after each 429 it was told of."""
+    rates: list[float] = []
+
+    class RecordedLimiter(AdaptiveRateLimiter):
+        def throttled(self, retry_after: float | None) -> None:
+            super().throttled(retry_after)
+            rates.append(self.rate)
+
+    monkeypatch.setattr(collector_module, "AdaptiveRateLimiter", RecordedLimiter)
+    return rates
+
+
+def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates_after_429):
+    """The config claims 50 rps but the platform permits 5: each 429's wait is kept and the pace drops."""
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), rate_limit_rps=5)
     settings = CollectionSettings(retry=RetrySettings(max_attempts=10, base_delay_s=0.01), checkpoint_interval_s=0.05)
-    report, ledger, states, stats = _collect(tmp_path, behaviour, settings, questions=10, rounds=3,
-                                             rate_limit_rps=50)
+    # One sender: the time between a 429 and the retry is then the Retry-After's, not the queue's.
+    report, ledger, _, _ = _collect(tmp_path, behaviour, settings, questions=10, rounds=3,
+                                    rate_limit_rps=50, max_concurrency=1)
     assert report.succeeded == 30
     assert 0 < report.http_429 < 30
     by_key: dict[str, list] = {}
-    for key, attempt, status, _, started, finished in ledger:
+    for key, _, status, _, started, finished in ledger:
         by_key.setdefault(key, []).append((status, started, finished))
-    for attempts in by_key.values():
-        for (status, _, finished), (_, next_started, _) in zip(attempts, attempts[1:]):
-            if status == 429:  # Retry-After: 1 (retry-after-ms is the precise wait)
-                assert (next_started - finished).total_seconds() >= 0.0
+    waits_kept = 0
+    for key, attempts in by_key.items():
+        replies = sent_by_simulator[key]
+        assert [status for status, _ in replies] == [status for status, _, _ in attempts]  # a reply per attempt
+        for (_, asked), (_, _, finished), (_, next_started, _) in zip(replies, attempts, attempts[1:]):
+            if asked is not None:  # a 429; retry-after-ms is the precise wait, Retry-After its ceiling
+                # The ledger reads the wall clock, the sleep the monotonic one: 1 ms for their drift.
+                assert (next_started - finished).total_seconds() >= asked - 0.001
+                waits_kept += 1
+    assert waits_kept == report.http_429
+    assert min(rates_after_429) <= 50 * 0.7  # the first 429 cut the claimed 50 rps by 30%
+
+
+def test_a_retry_after_beyond_the_cap_leaves_the_requests_pending_and_fails_the_partition(tmp_path):
+    """The platform allows one request an hour: nothing is retried before the hour, the run ends at
+    once, the rest stays pending, the partition fails naming the wait, and a later run resumes it."""
+    started = time.monotonic()
+    report, ledger, states, stats = _collect(tmp_path, ONE_REQUEST_AN_HOUR, CAPPED_AT_30_S, questions=6)
+    assert time.monotonic() - started < 10  # neither the hour nor the 90 s it would wait
+    assert report.http_429 >= 1 and report.failed == 0
+    assert max(Counter(key for key, *_ in ledger).values()) == 1  # at most one attempt per request
+    assert stats["received"] == len(ledger)
+    assert states == {"succeeded": 1, "pending": 11}
+    assert report.error == (f"deepseek {DAY}: 11 requests left pending: the platform asked to wait 3600 s"
+                            " (Retry-After), beyond the 90 s it waits; a later run resumes them")
+    later, _, states, _ = _collect(tmp_path, PlatformBehaviour(latency_s=(0, 0.001)), CAPPED_AT_30_S, questions=6)
+    assert later.skipped_done == 1 and later.succeeded == 11
+    assert states == {"succeeded": 12}
+
+
+def test_a_retry_after_ending_past_the_deadline_defers_the_requests(tmp_path):
+    """When the platform's wait would end after the deadline, the requests are deferred, not failed."""
+    settings = replace(CAPPED_AT_30_S, deadline=time.time() + 600)
+    report, _, states, _ = _collect(tmp_path, ONE_REQUEST_AN_HOUR, settings, questions=6)
+    assert states == {"succeeded": 1, "deferred": 11} and report.deferred == 11
+    assert report.stopped is None
 
 
 def test_deadline_defers_the_rest_and_the_next_run_collects_it(tmp_path):

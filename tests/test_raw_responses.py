@@ -44,7 +44,7 @@ def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, c
         # The answer is the content without a leading <think> block, which is kept as the reasoning.
         assert content == text if reasoning is None else content.endswith(text) and reasoning in content
         assert outcome == "answered"
-        assert run_id == run.run_id and model == "deepseek-chat" and prompt_hash
+        assert run_id == run.run_id and model == config.platform("deepseek").model and prompt_hash
         assert tokens > 0 and latency > 0 and attempt >= 1
     assert run.metadata["raw_ai_responses"]["answers_stored"] == expected
     assert _stats(simulator)["deepseek"]["duplicates"] == 0

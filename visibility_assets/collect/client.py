@@ -33,7 +33,10 @@ SUCCEEDED, FAILED, DEFERRED, PENDING = "succeeded", "failed", "deferred", "pendi
 class RetrySettings:
     max_attempts: int = 6
     base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
+    max_delay_s: float = 30.0  # the longest backoff between attempts
+    # The longest Retry-After (or window reset) waited out; a platform asking for more leaves
+    # the request pending for a later run. A calendar-minute quota window fits.
+    max_wait_s: float = 90.0
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Exponential backoff with full jitter: uniform in [0, base * 2^(attempt-1)]."""
@@ -79,6 +82,8 @@ class RequestOutcome:
     error_class: str | None = None
     error_message: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
+    # Left for a later run: the platform asked to wait this many seconds, beyond the retry cap.
+    wait_asked_s: float | None = None
 
 
 class _AttemptFailed(Exception):
@@ -106,7 +111,8 @@ class ChatClient:
             if deadline is not None and time.time() >= deadline:
                 outcome.state = DEFERRED
                 return outcome
-            await self.limiter.acquire()
+            if not await self.limiter.acquire(longest_pause_s=self.retry.max_wait_s):
+                return _postponed(outcome, self.limiter.pause_left(), deadline)
             attempt, answer, failure = await self._attempt(request, number)
             outcome.attempts.append(attempt)
             await on_attempt(attempt)
@@ -119,9 +125,12 @@ class ChatClient:
             if failure.error_class is ErrorClass.RATE_LIMITED:
                 self.limiter.throttled(failure.retry_after)
             delay = failure.retry_after
+            if delay is not None and delay > self.retry.max_wait_s:
+                # Never retry before the platform said: a retry sent early only earns another refusal.
+                return _postponed(outcome, delay, deadline)
             if delay is None:
                 delay = self.retry.backoff(number - first_attempt + 1, self.rng)
-            await asyncio.sleep(min(delay, self.retry.max_delay_s))
+            await asyncio.sleep(delay)
         outcome.state = FAILED
         return outcome
 
@@ -161,6 +170,10 @@ class ChatClient:
                 raise _AttemptFailed(ErrorClass.MALFORMED,
                                      f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
             body = following
+            # Each round is a request the platform's rate limit counts.
+            if not await self.limiter.acquire(longest_pause_s=self.retry.max_wait_s):
+                raise _AttemptFailed(ErrorClass.RATE_LIMITED, "paused mid tool loop for longer than the wait cap",
+                                     self.limiter.pause_left())
         try:
             normalized = self.dialect.read_rounds(payloads)
         except DialectError as exc:
@@ -183,6 +196,18 @@ class ChatClient:
         attempt.total_tokens = usage.total_tokens
         cost = request_cost(self.price, usage, normalized.search_used, attempt.finished_at)
         return Answer(normalized, payload_json, attempt, cost, self.price.currency if self.price else None)
+
+
+def _postponed(outcome: RequestOutcome, wait_s: float, deadline: float | None) -> RequestOutcome:
+    """Leave the request for a later run: the platform asked to wait longer than the loop waits.
+
+    Pending, not failed: it counts neither toward the breaker nor the failure share. Deferred
+    instead when the wait ends past the deadline, like everything not sent by then.
+    """
+    ends_past_deadline = deadline is not None and time.time() + wait_s > deadline
+    outcome.state = DEFERRED if ends_past_deadline else PENDING
+    outcome.wait_asked_s = wait_s
+    return outcome
 
 
 def _json_body(response: httpx.Response) -> dict:

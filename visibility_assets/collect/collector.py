@@ -129,14 +129,18 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         for request in todo:
             queue.put_nowait(request)
         checkpointer = asyncio.create_task(run.checkpoint_until_done())
-        workers = [asyncio.create_task(run.work(client, queue))
-                   for _ in range(min(platform.max_concurrency, len(todo)))]
         try:
+            # One request alone first: an account in arrears, a bad key or a wrong model then
+            # costs one refused request, not max_concurrency of them.
+            await run.work(client, queue, limit=1)
+            workers = [asyncio.create_task(run.work(client, queue))
+                       for _ in range(min(platform.max_concurrency, queue.qsize()))]
             await asyncio.gather(*workers)
         finally:
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
     report.wall_s = time.monotonic() - started
+    run.stop_if_told_to_wait()
     # What a stop left in the queue was never sent: it stays pending in the journal.
     return report
 
@@ -152,6 +156,9 @@ class _Run:
         self.pending_outcomes: list[RequestOutcome] = []
         self.consecutive_failures = 0
         self.finished = 0
+        # Requests left pending because the platform asked for a wait beyond the retry cap.
+        self.told_to_wait = 0
+        self.longest_wait_s = 0.0
         self.done = asyncio.Event()
 
     async def on_attempt(self, attempt: Attempt) -> None:
@@ -163,9 +170,12 @@ class _Run:
             self.report.latencies_ms.append(attempt.latency_ms)
             self.report.tokens += attempt.total_tokens or 0
 
-    async def work(self, client: ChatClient, queue: asyncio.Queue) -> None:
+    async def work(self, client: ChatClient, queue: asyncio.Queue, limit: int | None = None) -> None:
+        """Take requests from the queue until it is empty, the platform is stopped, or `limit` are done."""
         deadline = self.settings.deadline
-        while not queue.empty() and not self.report.stopped:
+        taken = 0
+        while not queue.empty() and not self.report.stopped and (limit is None or taken < limit):
+            taken += 1
             request = queue.get_nowait()
             if deadline is not None and time.time() >= deadline:
                 self._finish(RequestOutcome(request, DEFERRED))
@@ -205,9 +215,21 @@ class _Run:
                     f" stopped sending, unsent requests stay pending for the next run")
         elif outcome.state == DEFERRED:
             report.deferred += 1
+        elif outcome.wait_asked_s is not None:  # pending until the platform's wait has passed
+            self.told_to_wait += 1
+            self.longest_wait_s = max(self.longest_wait_s, outcome.wait_asked_s)
         if self.finished % 50 == 0:
             self.log(f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
                      f" {report.succeeded} ok, {report.failed} failed")
+
+    def stop_if_told_to_wait(self) -> None:
+        """Fail the partition when requests were left pending for a wait beyond the retry cap:
+        Dagster's RetryPolicy runs it again later and the journal resumes them."""
+        if self.told_to_wait:
+            report = self.report
+            report.stop(f"{report.platform} {report.date}: {self.told_to_wait} requests left pending: the platform"
+                        f" asked to wait {self.longest_wait_s:.0f} s (Retry-After), beyond the"
+                        f" {self.settings.retry.max_wait_s:g} s it waits; a later run resumes them")
 
     def _count_answer(self, answer: Answer) -> None:
         report = self.report

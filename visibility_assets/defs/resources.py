@@ -41,6 +41,7 @@ class CollectorResource(ConfigurableResource):
     max_attempts: int = 6
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
+    max_wait_s: float = 90.0  # the longest Retry-After waited out; longer leaves requests pending
     failure_share_limit: float = 0.1
     breaker_consecutive_failures: int = 5
     timeout_s: float | None = None  # overrides each platform's timeout_s when set
@@ -49,7 +50,7 @@ class CollectorResource(ConfigurableResource):
                 data: DataDirResource, deadline: float | None = None,
                 log: Callable[[str], None] = print) -> list[PartitionOutcome]:
         settings = CollectionSettings(
-            retry=RetrySettings(self.max_attempts, self.base_delay_s, self.max_delay_s),
+            retry=RetrySettings(self.max_attempts, self.base_delay_s, self.max_delay_s, self.max_wait_s),
             deadline=deadline,
             failure_share_limit=self.failure_share_limit,
             breaker_consecutive_failures=self.breaker_consecutive_failures,
