@@ -166,3 +166,45 @@ def test_a_sender_is_refused_at_once_a_pause_longer_than_it_will_wait(retry_afte
     assert results == granted
     assert times == pytest.approx(answered_at)
     assert limiter.pause_left() == pytest.approx(max(0.0, 0.5 + retry_after - clock.now))
+
+
+
+MINUTE_START = 60 * 16_666_667  # a wall-clock time at which a calendar minute begins
+
+
+def window_paced(second_of_minute: float) -> tuple[AdaptiveRateLimiter, FakeClock]:
+    """5 rps, with a wall clock that starts at that second of a minute and moves with the fake one."""
+    clock = FakeClock()
+    limiter = AdaptiveRateLimiter(5.0, clock=clock, sleep=clock.sleep,
+                                  wall=lambda: MINUTE_START + second_of_minute + clock.now)
+    return limiter, clock
+
+
+def test_a_gateways_one_minute_hint_pauses_every_sender_until_the_minute_turns():
+    """LiteLLM's llm_provider-retry-after: 60, given at second 26 of a minute, means 34 s, not 60."""
+    limiter, clock = window_paced(20.0)
+    clock.run(sender(limiter, clock, [], requests=31))  # 6 s at 5 rps
+    limiter.throttled(60.0)
+    assert 33.5 <= limiter.pause_left() <= 34.5
+
+
+def test_hintless_refusals_make_a_window_only_after_several_in_one_minute():
+    """A platform that only caps concurrency answers 429 without a hint now and then: no minute pause."""
+    limiter, clock = window_paced(0.0)
+    clock.run(sender(limiter, clock, [], requests=5))
+    limiter.throttled(None)
+    assert limiter.pause_left() == 0.0 and not limiter.window.known
+    limiter.throttled(None)
+    limiter.throttled(None)
+    assert limiter.window.known and limiter.pause_left() > 50
+
+
+def test_a_learned_window_sends_at_most_what_one_window_accepted():
+    limiter, clock = window_paced(0.0)
+    clock.run(sender(limiter, clock, [], requests=31))  # 30 accepted, the 31st refused
+    limiter.throttled(60.0)
+    assert limiter.window.budget == 30
+    granted: list[float] = []
+    clock.run(sender(limiter, clock, granted, requests=31))
+    assert 60.0 <= granted[0] <= 61.0  # the refused one goes when the minute turns
+    assert granted[29] < 120.0 <= granted[30]  # the next minute's 31st waits for the one after

@@ -122,12 +122,15 @@ class ChatClient:
             outcome.error_class, outcome.error_message = failure.error_class.value, failure.message
             if not failure.error_class.transient:
                 break
+            delay = failure.retry_after
             if failure.error_class is ErrorClass.RATE_LIMITED:
                 self.limiter.throttled(failure.retry_after)
-            delay = failure.retry_after
+                delay = self.limiter.pause_left() or delay  # a quota window turns before its hint
             if delay is not None and delay > self.retry.max_wait_s:
                 # Never retry before the platform said: a retry sent early only earns another refusal.
                 return _postponed(outcome, delay, deadline)
+            if self.limiter.pause_left() > 0:
+                continue  # the next slot waits out the platform's pause, with every other sender
             if delay is None:
                 delay = self.retry.backoff(number - first_attempt + 1, self.rng)
             await asyncio.sleep(delay)

@@ -42,6 +42,7 @@ class CollectionSettings:
     failure_share_limit: float = 0.1  # the partition fails above this share of failed requests
     breaker_consecutive_failures: int = 5  # requests failed after all retries, in a row
     timeout_s: float | None = None  # overrides the platform's timeout (tests, benchmarks)
+    quota_window_s: float = 60.0  # the fixed quota window the pacer may learn (tests shorten it)
 
 
 def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
@@ -123,8 +124,9 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
                _CostCap(platform.max_cost_per_day, journal.cost_so_far()))
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
-        client = ChatClient(http, platform, dialect, AdaptiveRateLimiter(platform.rate_limit_rps), settings.retry,
-                            run_id, headers, config.price(platform.name, platform.model, Date.fromisoformat(date)))
+        limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
+        price = config.price(platform.name, platform.model, Date.fromisoformat(date))
+        client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price)
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
