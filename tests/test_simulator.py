@@ -1,4 +1,6 @@
-"""The simulated platforms over real HTTP: OpenAI-shaped answers, determinism and each fault."""
+"""The simulated platforms over real HTTP: answers, determinism, each fault and the stats.
+
+Each dialect's own shapes are tested in test_simulator_dialects.py."""
 
 import email.utils
 
@@ -88,3 +90,30 @@ def test_each_fault_shows_as_the_client_would_see_it(fault):
     expected = {"server_error_rate": "5xx", "malformed_rate": "malformed", "truncated_rate": "broken",
                 "drop_rate": "broken", "hang_rate": "timeout"}
     assert outcome == expected[fault]
+
+
+def test_stats_count_what_the_dialects_add_and_admin_knows_only_served_platforms():
+    settings = SimulatorSettings(known_platforms=frozenset({"deepseek"}),
+                                 default=PlatformBehaviour(latency_s=(0, 0.001)))
+    with SimulatorServer(settings) as server:
+        _ask(server)
+        stats = httpx.get(f"{server.url}/_stats").json()["deepseek"]
+        assert httpx.post(f"{server.url}/_admin/nope/topup").status_code == 404
+        assert httpx.post(f"{server.url}/_admin/deepseek/topup").status_code == 200
+    assert {"tool_rounds", "tool_echo_rejected", "searched", "moderated", "truncated", "billing_errors",
+            "window_limited"} <= set(stats)
+    assert stats["received"] == stats["answered"] == 1
+
+
+def test_a_fault_on_kimis_tool_call_round_spoils_it_like_any_answer():
+    body = {"model": "kimi-k2", "messages": [{"role": "user", "content": QUESTION}],
+            "tools": [{"type": "builtin_function", "function": {"name": "$web_search"}}]}
+    with _serve(malformed_rate=1.0) as server:
+        response = httpx.post(f"{server.url}/kimi/v1/chat/completions", json=body, timeout=5)
+    with pytest.raises(ValueError):
+        response.json()
+
+
+def test_behaviour_refuses_an_unknown_window_header():
+    with pytest.raises(ValueError, match="window_retry_header"):
+        PlatformBehaviour(window_limit=5, window_retry_header="x-wait")

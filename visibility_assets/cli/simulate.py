@@ -24,6 +24,15 @@ def add_parser(commands) -> None:
     simulate.add_argument("--hang-s", type=float, default=120.0, help="how long a hanging request hangs")
     simulate.add_argument("--api-key", help="require this bearer key (401 otherwise)")
     simulate.add_argument("--retry-after-format", choices=("seconds", "date"), default="seconds")
+    simulate.add_argument("--moderation-rate", type=float, default=0.0,
+                          help="share of prompts moderated, each platform in its own way")
+    simulate.add_argument("--truncation-rate", type=float, default=0.0, help="share of answers cut at max tokens")
+    simulate.add_argument("--billing-error", action="store_true",
+                          help="every platform answers with its billing error until POST /_admin/<platform>/topup")
+    simulate.add_argument("--window-limit", type=int, help="a fixed quota: N requests per calendar window, 429 beyond")
+    simulate.add_argument("--window-s", type=float, default=60.0, help="the quota window's length (default 60 s)")
+    simulate.add_argument("--window-retry-header", choices=("none", "retry-after", "llm_provider-retry-after"),
+                          default="none", help="what the quota's 429 carries (LiteLLM's proxy: llm_provider-retry-after)")
     simulate.set_defaults(handler=run)
 
 
@@ -39,6 +48,9 @@ def run(args) -> int:
     behaviour = PlatformBehaviour(
         rate_limit_rps=args.rate_limit, latency_s=tuple(args.latency), throttle_rate=args.throttle_rate,
         hang_s=args.hang_s, api_key=args.api_key, retry_after_format=args.retry_after_format,
+        moderation_rate=args.moderation_rate, truncation_rate=args.truncation_rate, billing_error=args.billing_error,
+        window_limit=args.window_limit, window_s=args.window_s,
+        window_retry_header=None if args.window_retry_header == "none" else args.window_retry_header,
     ).with_transient_faults(args.fault_rate)
     server = SimulatorServer(SimulatorSettings(seed=args.seed, time_scale=args.time_scale, default=behaviour),
                              config, host=args.host, port=args.port)

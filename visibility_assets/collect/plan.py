@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 
 from ..config import Platform, Question, VisibilityConfig
+from .dialects import dialect_of
 
 
 def _digest(text: str, length: int = 32) -> str:
@@ -35,11 +36,8 @@ class PlannedRequest:
 
 
 def request_body(platform: Platform, question: Question) -> dict:
-    return {
-        "model": platform.model,
-        "messages": [{"role": "user", "content": question.text}],
-        "stream": False,
-    }
+    """The platform's request in its dialect: model, the question, its search and thinking switches."""
+    return dialect_of(platform).body(platform, question.text)
 
 
 def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> list[PlannedRequest]:

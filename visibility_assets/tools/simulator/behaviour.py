@@ -1,8 +1,9 @@
 """How a simulated platform behaves: its latency, limits and faults.
 
-Every decision is drawn from a random generator seeded by (seed, platform, request key,
-receipt number), so a run against the simulator is reproducible while retries of the same
-request still see fresh outcomes.
+Every transient decision is drawn from a random generator seeded by (seed, platform, request
+key, receipt number), so a run against the simulator is reproducible while retries of the
+same request still see fresh outcomes. What the platform decides about the content itself
+(moderation, truncation) is seeded by the request key alone: a retry sees the same outcome.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 from enum import Enum
+
+WINDOW_RETRY_HEADERS = (None, "retry-after", "llm_provider-retry-after")
+MODERATED, TRUNCATED = "moderated", "truncated"
 
 
 class Fault(str, Enum):
@@ -36,6 +40,33 @@ class PlatformBehaviour:
     outage_requests: int = 0  # the first N requests get 503: the platform is down, then recovers
     api_key: str | None = None  # when set, requests without this bearer key get 401
     retry_after_format: str = "seconds"  # or "date" (an HTTP date in Retry-After)
+    # The answer's own outcome, the same for every attempt of a request: moderated in the
+    # platform's way (an error or a finish reason, see dialects.py), or cut at max tokens.
+    moderation_rate: float = 0.0
+    truncation_rate: float = 0.0
+    # The account is in arrears: every request gets the platform's billing error until a
+    # top-up (POST /_admin/<platform>/topup) clears it.
+    billing_error: bool = False
+    # A fixed-window limiter: `window_limit` requests per calendar window of `window_s`
+    # seconds (aligned to multiples of window_s since the epoch), 429 beyond that. The 429
+    # carries `window_retry_header` with the seconds left in the window: None (no header at
+    # all), "retry-after", or "llm_provider-retry-after" (what LiteLLM's proxy sends instead).
+    window_limit: int | None = None
+    window_s: float = 60.0
+    window_retry_header: str | None = None
+    # DeepSeek keeps a waiting non-streaming request alive with a blank line every this many
+    # seconds before the JSON body (only answers whose latency is at least this long).
+    keepalive_s: float = 1.0
+    cache_hit_rate: float = 0.3  # share of requests that report cached prompt tokens
+
+    def __post_init__(self) -> None:
+        if self.window_retry_header not in WINDOW_RETRY_HEADERS:
+            raise ValueError(f"window_retry_header must be one of {WINDOW_RETRY_HEADERS}, "
+                             f"not {self.window_retry_header!r}")
+        if self.window_limit is not None and (self.window_limit < 0 or self.window_s <= 0):
+            raise ValueError("window_limit must be >= 0 and window_s > 0")
+        if self.keepalive_s <= 0:
+            raise ValueError("keepalive_s must be > 0")
 
     def with_transient_faults(self, rate: float, hangs: bool = True) -> PlatformBehaviour:
         """Spread a total transient-fault share over the fault kinds a real platform shows.
@@ -61,6 +92,15 @@ class PlatformBehaviour:
                 return fault
             roll -= share
         return Fault.NONE
+
+    def draw_outcome(self, rng: random.Random) -> str | None:
+        """The answer's fate: MODERATED, TRUNCATED or None (a complete answer)."""
+        roll = rng.random()
+        if roll < self.moderation_rate:
+            return MODERATED
+        if roll < self.moderation_rate + self.truncation_rate:
+            return TRUNCATED
+        return None
 
     def draw_latency(self, rng: random.Random, time_scale: float) -> float:
         low, high = self.latency_s

@@ -1,0 +1,142 @@
+"""Issue 12 end to end: real Dagster runs against the simulator speaking each platform's dialect:
+web search and its sources, costs, moderation and truncation as outcomes, billing stops, Kimi's
+tool loop."""
+
+import json
+from datetime import date
+
+import duckdb
+import httpx
+import pytest
+import yaml
+from dagster import Backoff, DagsterEventType, RetryPolicy
+
+from tests.pipeline import pipeline
+from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.collect.cost import request_cost
+from visibility_assets.collect.dialects import Usage
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
+from visibility_assets.instance import get_instance
+from visibility_assets.paths import warehouse_path
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
+
+from .conftest import FAST, write_config
+
+pytestmark = pytest.mark.slow  # Dagster runs against the simulator
+
+DAY = "2026-11-04"
+STRUCTURED_SOURCES = ("ernie", "hunyuan", "doubao")  # the example platforms whose API returns sources
+
+
+def _rows(sql, params=None):
+    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _stats(server) -> dict:
+    return httpx.get(f"{server.url}/_stats").json()
+
+
+@pytest.fixture
+def platforms_server(tmp_path, monkeypatch, request):
+    """A simulator with the behaviours the test names, and the example config pointed at it."""
+    behaviours = getattr(request, "param", {})
+    settings = SimulatorSettings(seed=3, default=FAST, platforms=dict(behaviours))
+    with SimulatorServer(settings, load_config(EXAMPLE_CONFIG_DIR)) as server:
+        directory = write_config(tmp_path / "config", server.port, questions=10, rounds=2)
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
+        yield server
+
+
+def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(visibility_home, platforms_server):
+    config = load_config()
+    for platform in config.platform_names:
+        run = materialize_partition(pipeline(), DAY, platform, get_instance())
+        assert run.success, run.error
+    rows = _rows("SELECT platform, search_used, len(list_filter(citations, lambda c: c.source = 'platform')),"
+                 " outcome FROM raw_ai_responses")
+    by_platform = {}
+    for platform, search_used, platform_sources, outcome in rows:
+        by_platform.setdefault(platform, []).append((search_used, platform_sources, outcome))
+    for platform in STRUCTURED_SOURCES:
+        answered = [r for r in by_platform[platform] if r[2] == "answered"]
+        assert answered and all(used and sources > 0 for used, sources, _ in answered), platform
+    assert all(used for used, _, outcome in by_platform["kimi"] if outcome == "answered")  # its tool round
+    assert not any(used or sources for used, sources, _ in by_platform["qwen"])  # compatible mode: no sign
+    assert not any(used for used, _, _ in by_platform["deepseek"])  # no search in its Chat Completions
+
+    # Every stored cost is the hand computation from the answer's usage and prices.yaml.
+    for platform, model, prompt, completion, cached, searches, used, cost, currency, received in _rows(
+            "SELECT platform, model, prompt_tokens, completion_tokens, cached_tokens, search_count, search_used,"
+            " cost, currency, received_at FROM raw_ai_responses"):
+        price = config.price(platform, model, date.fromisoformat(DAY))
+        expected = request_cost(price, Usage(prompt, completion, None, cached, None, searches), used, received)
+        by_hand = ((prompt - (cached or 0)) * price.input_per_mtok
+                   + (cached or 0) * (price.cached_input_per_mtok or price.input_per_mtok)
+                   + completion * price.output_per_mtok) / 1e6 + (searches if searches is not None else int(used)) * price.per_search
+        assert cost == pytest.approx(expected) == pytest.approx(by_hand) and currency == price.currency
+    totals = _rows("SELECT platform, cost FROM collection_costs ORDER BY platform")
+    assert dict(totals) == pytest.approx(dict(_rows("SELECT platform, sum(cost) FROM raw_ai_responses GROUP BY 1")))
+
+
+@pytest.mark.parametrize("platforms_server", [{"qwen": PlatformBehaviour(
+    latency_s=(0.001, 0.01), moderation_rate=0.15, truncation_rate=0.03)}], indirect=True)
+def test_moderated_and_truncated_answers_are_outcomes_stored_once_and_measured(visibility_home, platforms_server):
+    run = materialize_partition(pipeline(), DAY, "qwen", get_instance())
+    assert run.success, run.error
+    outcomes = dict(_rows("SELECT outcome, count(*) FROM raw_ai_responses GROUP BY 1"))
+    assert outcomes.get("moderated", 0) > 0 and outcomes.get("truncated", 0) >= 0
+    retries = _rows("SELECT count(*) FROM http_attempts a JOIN raw_ai_responses r USING (request_key)"
+                    " WHERE r.outcome = 'moderated' AND a.attempt > 1")
+    assert retries == [(0,)]  # never retried
+    share = _rows("SELECT answers, share, share_low, share_high FROM fct_invalid_answers"
+                  " WHERE platform = 'qwen' AND reason = 'moderated'")
+    (answers, value, low, high), = share
+    assert answers == outcomes["moderated"] and low < value < high
+    assert run.metadata["raw_ai_responses"]["moderated"] == outcomes["moderated"]
+
+
+@pytest.mark.parametrize("platforms_server", [{"deepseek": PlatformBehaviour(
+    latency_s=(0.001, 0.01), billing_error=True)}], indirect=True)
+def test_a_billing_error_stops_the_platform_after_one_request_and_the_top_up_resumes_it(
+        visibility_home, platforms_server):
+    defs = pipeline(RetryPolicy(max_retries=2, delay=0.1, backoff=Backoff.LINEAR))
+    from visibility_assets.defs.partitions import partition_key, partition_tags
+
+    result = defs.resolve_job_def("nightly_platform_job").execute_in_process(
+        partition_key=partition_key(DAY, "deepseek"), tags=partition_tags(DAY, "deepseek"),
+        instance=get_instance(), raise_on_error=False)
+    assert not result.success
+    assert _stats(platforms_server)["deepseek"]["received"] == 1
+    assert DagsterEventType.STEP_UP_FOR_RETRY not in [e.event_type for e in result.all_events]
+    message = result.get_step_failure_events()[0].event_specific_data.error.message
+    assert "deepseek" in message and "balance or quota" in message
+    assert materialize_partition(defs, DAY, "kimi", get_instance()).success  # the others run on
+
+    httpx.post(f"{platforms_server.url}/_admin/deepseek/topup").raise_for_status()
+    planned = len(load_config().questions) * load_config().platform("deepseek").rounds
+    assert materialize_partition(defs, DAY, "deepseek", get_instance()).success
+    stats = _stats(platforms_server)["deepseek"]
+    assert stats["received"] == 1 + planned and stats["duplicates"] == 0
+
+
+def test_kimis_search_tool_loop_echoes_the_arguments_and_adds_up_usage(visibility_home, platforms_server):
+    assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
+    rows = _rows("SELECT payload_json, prompt_tokens, completion_tokens, total_tokens, search_count"
+                 " FROM raw_ai_responses WHERE platform = 'kimi' AND outcome = 'answered'")
+    assert rows
+    for payload, prompt, completion, total, searches in rows:
+        rounds = json.loads(payload)
+        assert isinstance(rounds, list) and len(rounds) == 2  # the tool call, then the answer
+        assert prompt == sum(r["usage"]["prompt_tokens"] for r in rounds)
+        assert completion == sum(r["usage"]["completion_tokens"] for r in rounds) and total == prompt + completion
+        assert searches == 1
+    assert _rows("SELECT DISTINCT tool_rounds FROM http_attempts WHERE platform = 'kimi' AND error_class IS NULL") \
+        == [(1,)]
+    assert _stats(platforms_server)["kimi"]["duplicates"] == 0
+
+
+def test_example_config_names_each_platforms_dialect():
+    platforms = yaml.safe_load((EXAMPLE_CONFIG_DIR / "platforms.yaml").read_text(encoding="utf-8"))["platforms"]
+    assert {p["name"]: p["dialect"] for p in platforms} == {p["name"]: p["name"] for p in platforms}
