@@ -26,6 +26,9 @@ def _two_platform_config(tmp_path):
     platforms = yaml.safe_load((directory / "platforms.yaml").read_text(encoding="utf-8"))
     platforms["platforms"] = [p for p in platforms["platforms"] if p["name"] in ("kimi", "qwen")]
     (directory / "platforms.yaml").write_text(yaml.safe_dump(platforms, allow_unicode=True), encoding="utf-8")
+    prices = yaml.safe_load((directory / "prices.yaml").read_text(encoding="utf-8"))
+    prices["prices"] = [p for p in prices["prices"] if p["platform"] in ("kimi", "qwen")]
+    (directory / "prices.yaml").write_text(yaml.safe_dump(prices, allow_unicode=True), encoding="utf-8")
     return directory
 
 

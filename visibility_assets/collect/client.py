@@ -21,7 +21,7 @@ import httpx
 from ..config import Platform, Price
 from .cost import request_cost
 from .dialects import MODERATED, Dialect, DialectError, NormalizedAnswer
-from .errors import ErrorClass, classify_exception, parse_retry_after
+from .errors import ErrorClass, classify_exception, parse_rate_limit, parse_retry_after
 from .pacing import AdaptiveRateLimiter
 from .plan import PlannedRequest
 from .text_sources import with_text_citations
@@ -163,6 +163,9 @@ class ChatClient:
         while True:
             response = await self.http.post(self.url, json=body, headers=headers)
             attempt.http_status = response.status_code
+            remaining, reset = parse_rate_limit(response.headers)
+            if remaining is not None and remaining <= 0 and reset:
+                self.limiter.exhausted(reset)  # wait for the reset instead of earning a 429
             if not 200 <= response.status_code < 300:
                 return self._refusal(response)
             payloads.append(_json_body(response))

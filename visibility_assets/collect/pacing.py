@@ -141,6 +141,11 @@ class AdaptiveRateLimiter:
             self._pause(now, wait)
         self._last_update = max(self._last_update, now)
 
+    def exhausted(self, reset_s: float) -> None:
+        """The platform said no request is left until its limit resets (X-RateLimit-Remaining: 0)."""
+        if reset_s > 0:
+            self._pause(self._clock(), reset_s)
+
     def _pause(self, now: float, wait: float) -> None:
         """Every sender waits `wait` seconds; slots granted before are void."""
         self.pauses += 1

@@ -398,7 +398,9 @@ def _window_refusal(dialect: SimDialect, behaviour: PlatformBehaviour, model: st
     error = dialect.rate_limit_error(model, behaviour.window_limit, reset, ident)
     headers = []
     if behaviour.window_retry_header is not None:
-        headers.append((behaviour.window_retry_header, str(max(1, math.ceil(reset)))))
+        # LiteLLM's proxy always says the window's length; a platform's Retry-After, what is left of it.
+        wait = behaviour.window_s if behaviour.window_retry_header == "llm_provider-retry-after" else reset
+        headers.append((behaviour.window_retry_header, str(max(1, math.ceil(wait)))))
     return _shaped(error, headers=headers, fault=Fault.THROTTLE)
 
 
