@@ -261,7 +261,7 @@ def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
     path = result.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
     html = open(path, encoding="utf-8").read()
     assert html.startswith("<!DOCTYPE html>") and html.count("<svg") >= 4
-    for section in ("Mention rate per platform", "Share of voice", "Trend", "Alerts", "Invalid answers"):
+    for section in ("Mention rate per platform", "Share of voice", "Trend", "Alerts", "Invalid answers", "Moderation"):
         assert section in html
     assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
 

@@ -140,3 +140,46 @@ def test_kimis_search_tool_loop_echoes_the_arguments_and_adds_up_usage(visibilit
 def test_example_config_names_each_platforms_dialect():
     platforms = yaml.safe_load((EXAMPLE_CONFIG_DIR / "platforms.yaml").read_text(encoding="utf-8"))["platforms"]
     assert {p["name"]: p["dialect"] for p in platforms} == {p["name"]: p["name"] for p in platforms}
+
+
+def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path):
+    """A platform that keeps asking for $web_search is asked 1 + max_tool_rounds times, once."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from visibility_assets.collect.collector import CollectionSettings, collect_partition
+    from visibility_assets.collect.dialects import DIALECTS
+    from visibility_assets.collect.journal import CollectionJournal
+
+    received = []
+
+    class AlwaysSearching(BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            call = {"index": 0, "id": f"t-{len(received)}", "type": "builtin_function",
+                    "function": {"name": "$web_search", "arguments": "{\"search_result\": {\"search_id\": \"x\"}}"}}
+            body = json.dumps({"id": "c", "object": "chat.completion", "model": "kimi-k2-turbo-preview",
+                               "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                            "message": {"role": "assistant", "content": "", "tool_calls": [call]}}],
+                               "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), AlwaysSearching)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        directory = write_config(tmp_path / "config", server.server_address[1], questions=1, rounds=1)
+        config = load_config(directory)
+        with CollectionJournal(tmp_path / "journal.duckdb") as journal:
+            report = collect_partition(config, config.platform("kimi"), DAY, "run", journal,
+                                       CollectionSettings(failure_share_limit=1.0))
+    finally:
+        server.shutdown()
+    assert len(received) == 1 + DIALECTS["kimi"].max_tool_rounds
+    assert report.failed == 1 and report.failed_by_class == {"client_error": 1} and report.attempts == 1

@@ -84,7 +84,8 @@ def _progress(run, out) -> None:
 
 def print_summary(runs: list, out) -> None:
     print(f"\n{'date':<11} {'platform':<10} {'answers':>7} {'failed':>6} {'retries':>7} "
-          f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8}  status", file=out)
+          f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8} {'moderated':>9} {'searches':>8} "
+          f"{'cost':>9}  status", file=out)
     for run in runs:
         meta = run.metadata.get("raw_ai_responses", {})
         cleaned = run.metadata.get("cleaned_samples", {})
@@ -93,7 +94,13 @@ def print_summary(runs: list, out) -> None:
         print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
               f"{meta.get('failed', '-'):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
               f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
-              f"{cleaned.get('accepted_mentions', '-'):>8}  {status}", file=out)
+              f"{cleaned.get('accepted_mentions', '-'):>8} {meta.get('moderated', '-'):>9} "
+              f"{meta.get('searches', '-'):>8} {_cost(meta):>9}  {status}", file=out)
+
+
+def _cost(meta: dict) -> str:
+    cost = meta.get("cost")
+    return "-" if cost is None else f"{cost:.4f} {meta.get('currency', '')}".strip()
 
 
 def _fmt(value) -> str:

@@ -173,7 +173,8 @@ class ChatClient:
             if following is None:
                 break
             if len(payloads) > self.dialect.max_tool_rounds:
-                raise _AttemptFailed(ErrorClass.MALFORMED,
+                # Not retried: asking again would loop again, each round billed.
+                raise _AttemptFailed(ErrorClass.CLIENT_ERROR,
                                      f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
             body = following
             # Each round is a request the platform's rate limit counts.

@@ -6,7 +6,8 @@ from html import escape
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777",
            "#4b5563", "#65a30d")
-REASON_COLOURS = {"refusal": "#dc2626", "error": "#ea580c", "empty": "#9ca3af", "irrelevant": "#ca8a04"}
+REASON_COLOURS = {"refusal": "#dc2626", "error": "#ea580c", "empty": "#9ca3af", "irrelevant": "#ca8a04",
+                  "truncated": "#7c3aed", "moderated": "#0f766e"}
 
 
 def colour(index: int) -> str:

@@ -54,8 +54,9 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
                  "<h2>Invalid answers per platform</h2>",
-                 '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant.</p>',
-                 _invalid_chart(conn, day)]
+                 '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant, cut'
+                 " off at the length limit (truncated), or stopped by the platform's content moderation.</p>",
+                 _invalid_chart(conn, day), _moderation_table(conn, day)]
     return (f"<!DOCTYPE html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>AI visibility {day}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 
@@ -116,6 +117,21 @@ def _alerts_table(conn, day: Date) -> str:
         f"<td>{qv:.2f}</td></tr>"
         for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv, qv in rows)
     return f"<table>{head}{body}</table>"
+
+
+def _moderation_table(conn, day: Date) -> str:
+    """Each platform's moderation share with its 95% interval: a fact about the platform."""
+    rows = conn.execute(
+        "SELECT platform, sum(answers) FILTER (reason = 'moderated'), sum(answers),"
+        " max(share) FILTER (reason = 'moderated'), max(share_low) FILTER (reason = 'moderated'),"
+        " max(share_high) FILTER (reason = 'moderated')"
+        " FROM fct_invalid_answers WHERE date = ? GROUP BY platform ORDER BY platform", [day]).fetchall()
+    head = "<tr><th>platform</th><th>moderated</th><th>answers</th><th>share (95% interval)</th></tr>"
+    body = "".join(
+        f"<tr><td>{escape(p)}</td><td>{m or 0}</td><td>{n}</td>"
+        + (f"<td>{s:.1%} ({lo:.1%}-{hi:.1%})</td></tr>" if m else "<td>0</td></tr>")
+        for p, m, n, s, lo, hi in rows)
+    return f"<h3>Moderation</h3><table>{head}{body}</table>"
 
 
 def _invalid_chart(conn, day: Date) -> str:
