@@ -90,12 +90,8 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
                   for o in outcomes if o.report is not None}
         metadata = run_metadata(outcomes, stored)
         for outcome in outcomes:
-            report = outcome.report
-            if report and stored[(outcome.date, outcome.platform)] != report.skipped_done + report.succeeded:
-                # Every answer received must be in the journal; anything else is a bug, not a platform fault.
-                raise Failure(description=f"{outcome.date} {outcome.platform}: {stored[(outcome.date, outcome.platform)]}"
-                              f" answers stored, but {report.skipped_done} were already done and"
-                              f" {report.succeeded} succeeded in this run", metadata=metadata, allow_retries=False)
+            if outcome.report is not None:
+                check_stored(outcome, stored[(outcome.date, outcome.platform)], metadata)
         errors = list(dict.fromkeys(str(o.error) for o in outcomes if o.error is not None))
         if errors:
             # A missing key, a setting the platform cannot honour or an account to top up needs a
@@ -105,6 +101,15 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         return MaterializeResult(metadata=metadata)
 
     return raw_ai_responses
+
+
+def check_stored(outcome: PartitionOutcome, stored: int, metadata: dict) -> None:
+    """Every answer received must be in the journal; anything else is a bug, not a platform fault."""
+    report = outcome.report
+    if stored != report.skipped_done + report.succeeded:
+        raise Failure(description=f"{outcome.date} {outcome.platform}: {stored} answers stored, but"
+                      f" {report.skipped_done} were already done and {report.succeeded} succeeded in this run",
+                      metadata=metadata, allow_retries=False)
 
 
 def needs_only_time(error: Exception) -> bool:
