@@ -41,7 +41,7 @@ class PlatformBehaviour:
     api_key: str | None = None  # when set, requests without this bearer key get 401
     retry_after_format: str = "seconds"  # or "date" (an HTTP date in Retry-After)
     # The answer's own outcome, the same for every attempt of a request: moderated in the
-    # platform's way (an error or a finish reason, see dialects.py), or cut at max tokens.
+    # platform's way (an error or a finish reason, see dialects/), or cut at max tokens.
     moderation_rate: float = 0.0
     truncation_rate: float = 0.0
     # The account is in arrears: every request gets the platform's billing error until a

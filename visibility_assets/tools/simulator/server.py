@@ -1,7 +1,7 @@
 """The simulated AI platforms: each platform's Chat Completions API on loopback, in its dialect.
 
 `POST /<platform>/v1/chat/completions` answers like a real assistant would, shaped the way
-that platform shapes its answers, sources, usage and errors (dialects.py); Doubao's web search
+that platform shapes its answers, sources, usage and errors (dialects/); Doubao's web search
 goes to its bot endpoint, `POST /<platform>/v1/bots/chat/completions`. Each platform can be
 told to misbehave (see behaviour.py). The server speaks HTTP/1.1 through h11 on plain
 asyncio streams, because faults such as dropped connections, truncated bodies and DeepSeek's
