@@ -129,7 +129,8 @@ def summarize(reports: list[CollectionReport], stored: int, stats: dict, wall: f
     for report in reports:
         # Counted by the server: a tool loop (Kimi's web search) sends several requests per attempt.
         served = stats.get(report.platform, {})
-        accepted = served.get("received", 0) - served.get("status", {}).get("429", 0)
+        sent = served.get("received", 0) + served.get("tool_rounds", 0)  # the simulator counts tool rounds apart
+        accepted = sent - served.get("status", {}).get("429", 0)
         achieved = accepted / report.wall_s if report.wall_s else 0.0
         per_platform[report.platform] = {
             "requests": report.planned, "succeeded": report.succeeded, "failed": report.failed,
