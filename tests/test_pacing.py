@@ -110,7 +110,8 @@ def test_the_rate_never_drops_below_min_rate():
 
 
 def test_the_rate_climbs_back_to_the_permitted_rate_over_recovery_s():
-    """From min_rate the rate climbs linearly from the end of the episode to the permitted rate in recovery_s."""
+    """From min_rate the rate climbs linearly to the permitted rate in recovery_s, counted from the last
+    slot asked for within the episode (here at 29.5 s)."""
     limiter, clock = paced(10.0, recovery_s=10.0)
     for clock.now in range(30):  # the last episode runs from 29 s to 30 s
         limiter.throttled(1.0)
@@ -123,7 +124,7 @@ def test_the_rate_climbs_back_to_the_permitted_rate_over_recovery_s():
             rates.append(limiter.rate)
 
     clock.run(rates_at([29.5, 35.0, 40.0, 45.0]))
-    assert rates == pytest.approx([0.5, 0.5 + 9.5 / 2, 10.0, 10.0])
+    assert rates == pytest.approx([0.5, 0.5 + 9.5 * 5.5 / 10, 10.0, 10.0])
 
 
 def test_a_long_retry_after_pauses_every_waiting_sender_until_it_has_passed():
