@@ -121,16 +121,16 @@ def _alerts_table(conn, day: Date) -> str:
 
 def _moderation_table(conn, day: Date) -> str:
     """Each platform's moderation share with its 95% interval: a fact about the platform."""
+    # A day without moderation has no 'moderated' row; its share is still 0 of n, with an interval.
     rows = conn.execute(
-        "SELECT platform, sum(answers) FILTER (reason = 'moderated'), sum(answers),"
-        " max(share) FILTER (reason = 'moderated'), max(share_low) FILTER (reason = 'moderated'),"
-        " max(share_high) FILTER (reason = 'moderated')"
-        " FROM fct_invalid_answers WHERE date = ? GROUP BY platform ORDER BY platform", [day]).fetchall()
+        "SELECT platform, moderated, answers, moderated / answers, wilson_low(moderated, answers),"
+        " wilson_high(moderated, answers)"
+        " FROM (SELECT platform, coalesce(sum(answers) FILTER (reason = 'moderated'), 0) AS moderated,"
+        "       sum(answers) AS answers FROM fct_invalid_answers WHERE date = ? GROUP BY platform)"
+        " ORDER BY platform", [day]).fetchall()
     head = "<tr><th>platform</th><th>moderated</th><th>answers</th><th>share (95% interval)</th></tr>"
-    body = "".join(
-        f"<tr><td>{escape(p)}</td><td>{m or 0}</td><td>{n}</td>"
-        + (f"<td>{s:.1%} ({lo:.1%}-{hi:.1%})</td></tr>" if m else "<td>0</td></tr>")
-        for p, m, n, s, lo, hi in rows)
+    body = "".join(f"<tr><td>{escape(p)}</td><td>{m}</td><td>{n}</td><td>{s:.1%} ({lo:.1%}-{hi:.1%})</td></tr>"
+                   for p, m, n, s, lo, hi in rows)
     return f"<h3>Moderation</h3><table>{head}{body}</table>"
 
 
