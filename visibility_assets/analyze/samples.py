@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
+from ..collect.dialects.answer import ANSWERED
 from ..config import BrandCatalog
 from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 
-ANSWERED = "answered"  # the outcome of a complete answer (collect/dialects/answer.py)
 
 # The life of a sample; each transition is a row of sample_state_history.
 PENDING, VALIDATING, VALID, INVALID, EXTRACTING, EXTRACTED, COMPLETED, FAILED = (

@@ -20,6 +20,7 @@ import httpx
 
 from ..config import MissingApiKey, Platform, VisibilityConfig
 from .client import DEFERRED, FAILED, PENDING, SUCCEEDED, Answer, Attempt, ChatClient, RequestOutcome, RetrySettings
+from .cost import searches_billed
 from .dialects import MODERATED, TRUNCATED, UnsupportedSetting, dialect_of
 from .errors import ErrorClass
 from .report import CollectionFailed, CollectionReport, check_report
@@ -238,7 +239,7 @@ class _Run:
         report.succeeded += 1
         report.moderated += answer.normalized.outcome == MODERATED
         report.truncated += answer.normalized.outcome == TRUNCATED
-        report.searches += answer.normalized.usage.search_count or int(answer.normalized.search_used)
+        report.searches += searches_billed(answer.normalized.usage, answer.normalized.search_used)
         if answer.cost is not None:
             report.cost += answer.cost
             report.currency = answer.currency

@@ -45,7 +45,8 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
         with warehouse.transaction() as conn:
             create_macros(conn, project)
             for table in COLLECTION_TABLES:  # a source no run has written yet is an empty table
-                ensure_table(conn, table)
+                if table.name in model.refs:
+                    ensure_table(conn, table)
             rows = build_model(conn, model, partitions or [], context.run_id)
             failures = {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
