@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from contextlib import contextmanager
 
 from dagster import Definitions, MultiPartitionsDefinition, RetryPolicy
 
@@ -12,6 +12,8 @@ from visibility_assets.definitions import build_definitions
 from visibility_assets.defs.collect import COLLECT_RETRY_POLICY, build_raw_ai_responses
 from visibility_assets.defs.partitions import daily_platform_partitions
 from visibility_assets.defs.resources import build_resources
+from visibility_assets.paths import lake_settings
+from visibility_assets.warehouse.lake import reading, write_with_retry
 
 
 def pipeline(collect_retry_policy: RetryPolicy = COLLECT_RETRY_POLICY) -> Definitions:
@@ -30,5 +32,13 @@ def raw_asset(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
     return build_raw_ai_responses(partitions(), retry_policy)
 
 
-def journal_path(date: str, platform: str) -> Path:
-    return resources()["data_dir"].journal_path(date, platform)
+@contextmanager
+def read_warehouse():
+    """The warehouse of the current data directory, read-only, as a user's client reads it."""
+    with reading(lake_settings()) as conn:
+        yield conn
+
+
+def write_warehouse(work):
+    """`work(conn)` in one warehouse transaction, as a writer other than the pipeline would."""
+    return write_with_retry(lake_settings(), work)[0]

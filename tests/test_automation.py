@@ -3,7 +3,6 @@ the report sensor's wait list; its folder is what the sensors and assets read.""
 
 from datetime import datetime, timezone
 
-import duckdb
 import pytest
 import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunRequest, SkipReason, build_schedule_context, build_sensor_context
@@ -14,7 +13,7 @@ from visibility_assets.definitions import build_definitions
 from visibility_assets.defs.partitions import partition_tags
 
 from .conftest import write_config
-from .pipeline import pipeline
+from .pipeline import pipeline, read_warehouse
 
 
 def _two_platform_config(tmp_path):
@@ -59,7 +58,7 @@ def test_the_assets_read_the_config_folder_the_definitions_were_built_from(tmp_p
 
     result = defs.resolve_job_def("catalog_job").execute_in_process(instance=DagsterInstance.ephemeral())
     assert result.success
-    with duckdb.connect(str(visibility_home / "warehouse.duckdb"), read_only=True) as conn:
+    with read_warehouse() as conn:
         assert conn.execute("SELECT count(*) FROM brand_catalog").fetchone()[0] == len(config.brands) == 39
 
 

@@ -1,17 +1,15 @@
 """cleaned_samples through real Dagster runs: exact replacement, no platform calls, quarantine."""
 
-import duckdb
 import httpx
 import pytest
 from dagster import materialize
 
-from tests.pipeline import partitions, pipeline, resources
+from tests.pipeline import partitions, pipeline, read_warehouse, resources, write_warehouse
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import load_config
 from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
 from visibility_assets.defs.partitions import partition_key
 from visibility_assets.instance import get_instance
-from visibility_assets.paths import warehouse_path
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -21,7 +19,7 @@ STABLE_COLUMNS = ("SELECT request_key, valid, invalid_reason, brands_mentioned, 
 
 
 def _rows(sql, params=()):
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         return conn.execute(sql, params).fetchall()
 
 
@@ -74,15 +72,15 @@ def test_unanalysable_samples_are_quarantined_and_fail_the_partition_only_above_
         visibility_home, config_dir, simulator):
     _collect_and_clean()
     total = _rows("SELECT count(*) FROM raw_ai_responses")[0][0]
-    with duckdb.connect(str(warehouse_path())) as conn:  # a category that is no longer in the catalog
-        conn.execute("UPDATE raw_ai_responses SET category = 'retired' WHERE request_key IN"
-                     " (SELECT request_key FROM raw_ai_responses ORDER BY request_key LIMIT 1)")
+    write_warehouse(lambda conn: conn.execute(  # a category that is no longer in the catalog
+        "UPDATE raw_ai_responses SET category = 'retired' WHERE request_key IN"
+                     " (SELECT request_key FROM raw_ai_responses ORDER BY request_key LIMIT 1)"))
     assert _clean_again().success
     assert _rows("SELECT count(*) FROM sample_quarantine")[0][0] == 1
     assert _rows("SELECT count(*) FROM cleaned_samples")[0][0] == total - 1
-    with duckdb.connect(str(warehouse_path())) as conn:
-        conn.execute("UPDATE raw_ai_responses SET category = 'retired' WHERE request_key IN"
-                     " (SELECT request_key FROM raw_ai_responses ORDER BY request_key LIMIT 5)")
+    write_warehouse(lambda conn: conn.execute(
+        "UPDATE raw_ai_responses SET category = 'retired' WHERE request_key IN"
+                     " (SELECT request_key FROM raw_ai_responses ORDER BY request_key LIMIT 5)"))
     failed = _clean_again()
     assert not failed.success
     assert "5 of" in failed.get_step_failure_events()[0].event_specific_data.error.message

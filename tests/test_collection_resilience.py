@@ -6,17 +6,15 @@ import subprocess
 import sys
 import time
 
-import duckdb
 import httpx
 import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
-from tests.pipeline import journal_path, raw_asset, resources
+from tests.pipeline import raw_asset, read_warehouse, resources
 from visibility_assets.config import load_config
 from visibility_assets.defs.partitions import partition_key, partition_tags
 from visibility_assets.defs.resources import CollectorResource
 from visibility_assets.instance import get_instance
-from visibility_assets.paths import warehouse_path
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -47,8 +45,9 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
         worker.send_signal(signal.SIGKILL)
         worker.wait()
 
-        with duckdb.connect(str(journal_path(DAY, "doubao"))) as journal:
-            stored = {k for (k,) in journal.execute("SELECT request_key FROM answers").fetchall()}
+        with read_warehouse() as conn:
+            stored = {k for (k,) in conn.execute("SELECT request_key FROM journal_answers WHERE date = ?"
+                                                  " AND platform = 'doubao'", [DAY]).fetchall()}
         received_before = _stats(server, "doubao")["received_by_key"]
         assert 0 < len(stored) < 60, "the kill should land midway"
 
@@ -58,7 +57,7 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
         received_after = _stats(server, "doubao")["received_by_key"]
 
     assert all(received_after[key] == received_before[key] for key in stored)  # none re-sent
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         total, distinct = conn.execute(
             "SELECT count(*), count(DISTINCT request_key) FROM raw_ai_responses WHERE platform = 'doubao'").fetchone()
     assert total == distinct == 60
@@ -99,11 +98,11 @@ def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path,
     assert result.success
     logs = "\n".join(str(record) for record in instance.all_logs(result.run_id))
     assert secret not in logs
-    for path in (warehouse_path(), journal_path(DAY, "kimi")):
-        with duckdb.connect(str(path), read_only=True) as conn:
-            for (table,) in conn.execute("SELECT table_name FROM information_schema.tables").fetchall():
-                dump = conn.execute(f'SELECT * FROM "{table}"').fetchall()  # noqa: S608 - test introspection
-                assert secret not in repr(dump), table
+    with read_warehouse() as conn:
+        for (table,) in conn.execute("SELECT table_name FROM information_schema.tables"
+                                     " WHERE table_catalog = 'lake'").fetchall():
+            dump = conn.execute(f'SELECT * FROM "{table}"').fetchall()  # noqa: S608 - test introspection
+            assert secret not in repr(dump), table
 
 
 def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(visibility_home, tmp_path, monkeypatch):

@@ -1,13 +1,13 @@
 """`visibility demo` end to end, as a user runs it: from a wheel built from the checkout,
 installed into a fresh virtualenv, in an empty folder, on a trimmed config."""
 
+import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from .conftest import write_config
@@ -64,8 +64,9 @@ def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
     assert (home / "dagster_home" / "dagster.yaml").exists()
     report = next(line.split("report: ", 1)[1] for line in result.stdout.splitlines() if line.startswith("report: "))
     assert report.endswith("visibility_report_2026-11-03.html") and "<svg" in open(report, encoding="utf-8").read()
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as conn:
-        assert conn.execute("SELECT count(*) FROM raw_ai_responses").fetchone()[0] == 6 * 5
+    counted = subprocess.run([str(installed / "visibility"), "sql", "SELECT count(*) AS n FROM raw_ai_responses",
+                              "--format", "json"], capture_output=True, text=True, cwd=empty, env=_env(home))
+    assert json.loads(counted.stdout) == [{"n": 6 * 5}], counted.stderr
 
 
 def test_demo_rejects_a_bad_date_without_traceback(tmp_path):

@@ -5,19 +5,17 @@ import os
 import shutil
 from datetime import date, timedelta
 
-import duckdb
 import pyarrow as pa
 import pytest
 from dagster import DagsterEventType, materialize
 
-from tests.pipeline import resources
+from tests.pipeline import read_warehouse, resources
 from visibility_assets.analyze.samples import SCHEMAS
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.defs.automation import RANGE_END, RANGE_START
 from visibility_assets.defs.measure import build_sql_assets
 from visibility_assets.defs.partitions import daily_platform_partitions, partition_key
 from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
-from visibility_assets.paths import warehouse_path
 from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
@@ -61,15 +59,10 @@ def _write_partition(platform="deepseek", answers=ANSWERS, day=DAY):
             results.append({"request_key": key, "date": day, "platform": platform, "category": "cat", "brand": brand,
                             "valid": valid, "has_citation": cited, "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
                             "list_rank": rank, "recommended": recommended, "cites_own_domain": own})
-    warehouse_path().parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(warehouse_path())) as conn:
-        for name, rows in (("cleaned_samples", samples), ("sample_brand_results", results)):
-            table = pa.Table.from_pylist(rows, schema=SCHEMAS[name])
-            exists = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0]
-            if not exists:
-                conn.from_arrow(table.slice(0, 0)).create(name)
-            conn.execute("DELETE FROM " + name + " WHERE platform = ? AND date = ?", [platform, day]).fetchall()
-            conn.from_arrow(table).insert_into(name)
+    resources()["warehouse"].replace_partitions(
+        {name: pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+         for name, rows in (("cleaned_samples", samples), ("sample_brand_results", results))},
+        [(day.isoformat() if hasattr(day, "isoformat") else day, platform)])
 
 
 def _materialize(platform="deepseek", assets=MODELS, day=DAY):
@@ -84,7 +77,7 @@ def _materialize_range(first: date, last: date, platform="deepseek"):
 
 
 def _metrics():
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         rows = conn.execute("SELECT brand, " + METRIC_COLUMNS + " FROM mention_metrics ORDER BY brand").fetchall()
     names = ["brand"] + [c.strip() for c in METRIC_COLUMNS.split(",")]
     return {row[0]: dict(zip(names, row)) for row in rows}
@@ -113,7 +106,7 @@ def test_every_metric_column_matches_an_independent_computation(visibility_home)
     assert (c["recommend_rate"], c["negative_rate"]) == (0.0, pytest.approx(1 / 5))
     assert a["citation_rate"] == pytest.approx(1 / 3) and b["citation_rate"] == pytest.approx(2 / 2)
     assert a["own_domain_citation_rate"] == pytest.approx(1 / 3) and b["own_domain_citation_rate"] == 0.0
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         invalid = dict(conn.execute("SELECT reason, answers FROM fct_invalid_answers").fetchall())
     assert invalid == {"valid": 5, "refusal": 1}
 
@@ -122,10 +115,10 @@ def test_rematerializing_a_metrics_partition_leaves_the_tables_identical(visibil
     _write_partition()
     _write_partition("qwen")
     assert _materialize().success and _materialize("qwen").success
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         before = conn.execute("SELECT * EXCLUDE (run_id) FROM fct_mention_metrics ORDER BY ALL").fetchall()
     assert _materialize().success
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         after = conn.execute("SELECT * EXCLUDE (run_id) FROM fct_mention_metrics ORDER BY ALL").fetchall()
     assert after == before and len(after) == 6
 
@@ -145,7 +138,7 @@ def _answers(mentioning_a: int, total: int = 10):
 
 
 def _alerts():
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         columns = "date, kind, subject, direction, rate, baseline_rate, z, p_value, q_value, tests_that_day, baseline_days"
         rows = conn.execute("SELECT " + columns + " FROM visibility_alerts ORDER BY ALL").fetchall()
     return [dict(zip([c.strip() for c in columns.split(",")], row)) for row in rows]
@@ -199,7 +192,7 @@ def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibilit
     _write_partition("qwen")
     assets = build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))
     assert _materialize(assets=assets).success and _materialize("qwen", assets=assets).success
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         rows = conn.execute("SELECT platform, answers FROM fct_answers_per_day ORDER BY ALL").fetchall()
     assert rows == [("deepseek", 6), ("qwen", 6)]
 
@@ -273,5 +266,5 @@ def test_a_column_added_to_an_incremental_model_is_added_to_its_table(visibility
     model = root / "marts" / "fct_invalid_answers.sql"
     model.write_text(model.read_text().replace("    $run_id AS run_id", "    $run_id AS run_id,\n    answers * 2 AS doubled"))
     assert _materialize(assets=build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))).success
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         assert conn.execute("SELECT sum(doubled) FROM fct_invalid_answers").fetchall()[0][0] == 12

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from dagster import AssetKey, build_schedule_context
 
-from tests.pipeline import pipeline, resources
+from tests.pipeline import pipeline, read_warehouse, resources
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.instance import get_instance
 
@@ -38,13 +38,10 @@ def _cli(*args):
 
 def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulator):
     """A new alias of 阿里云 that the stored answers already contain is counted after the backfill."""
-    import duckdb
-
     from visibility_assets.config import load_config
-    from visibility_assets.paths import warehouse_path
 
     def query(sql):
-        with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+        with read_warehouse() as conn:
             return conn.execute(sql).fetchall()
 
     for platform in ("deepseek", "qwen"):
@@ -76,10 +73,7 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
 
 def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
     assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
-    import duckdb
-
-    from visibility_assets.paths import warehouse_path
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         brand = conn.execute("SELECT brand FROM mention_metrics WHERE mentioned_answers > 0 LIMIT 1").fetchall()[0][0]
     result = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", brand, "--limit", "2")
     assert result.returncode == 0, result.stderr

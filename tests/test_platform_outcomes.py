@@ -5,19 +5,17 @@ tool loop."""
 import json
 from datetime import date
 
-import duckdb
 import httpx
 import pytest
 import yaml
 from dagster import Backoff, DagsterEventType, RetryPolicy
 
-from tests.pipeline import pipeline
+from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.collect.cost import request_cost
 from visibility_assets.collect.dialects import Usage
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.instance import get_instance
-from visibility_assets.paths import warehouse_path
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -30,7 +28,7 @@ STRUCTURED_SOURCES = ("ernie", "hunyuan", "doubao")  # the example platforms who
 
 
 def _rows(sql, params=None):
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         return conn.execute(sql, params).fetchall()
 
 

@@ -5,15 +5,13 @@ import os
 import subprocess
 import sys
 
-import duckdb
 import httpx
 import pytest
 
-from tests.pipeline import pipeline
+from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import load_config
 from visibility_assets.instance import get_instance
-from visibility_assets.paths import warehouse_path
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -25,7 +23,7 @@ def _stats(simulator) -> dict:
 
 
 def _rows(sql, params=()):
-    with duckdb.connect(str(warehouse_path()), read_only=True) as conn:
+    with read_warehouse() as conn:
         return conn.execute(sql, params).fetchall()
 
 

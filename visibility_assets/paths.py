@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .warehouse.lake import LakeSettings
+
 HOME_ENV = "VISIBILITY_HOME"
 
 
@@ -16,8 +18,9 @@ def data_dir() -> Path:
     return Path(os.environ.get(HOME_ENV) or ".visibility").expanduser().resolve()
 
 
-def warehouse_path() -> Path:
-    return data_dir() / "warehouse.duckdb"
+def lake_settings() -> LakeSettings:
+    """Where the warehouse is: VISIBILITY_WAREHOUSE, or a lake under the data directory."""
+    return LakeSettings.from_env(data_dir())
 
 
 def dagster_home() -> Path:

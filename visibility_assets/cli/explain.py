@@ -6,9 +6,8 @@ from datetime import date
 
 import duckdb
 
-from ..paths import warehouse_path
-from ..warehouse.db import open_read_only
 from .arguments import UserError, config_of, iso_date, positive_int
+from .lake_reader import read_warehouse
 
 
 class ExplainError(Exception):
@@ -21,13 +20,15 @@ def add_parser(commands) -> None:
     explain.add_argument("--platform", required=True)
     explain.add_argument("--brand", required=True)
     explain.add_argument("--limit", type=positive_int, default=5, help="answers to show (default 5)")
+    explain.add_argument("--as-of", metavar="SNAPSHOT|TIMESTAMP",
+                         help="as the warehouse was then (a snapshot id or a time), e.g. before an alias change")
     explain.set_defaults(handler=run)
 
 
 def run(args) -> int:
     config_of(args).platform(args.platform)  # an unknown platform is an error naming the known ones
     try:
-        print(explain(args.date, args.platform, args.brand, args.limit))
+        print(explain(args.date, args.platform, args.brand, args.limit, args.as_of))
     except ExplainError as exc:
         raise UserError(str(exc)) from None
     return 0
@@ -68,22 +69,20 @@ def _pct(value) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def explain(day: date, platform: str, brand: str, limit: int = 5) -> str:
-    path = warehouse_path()
-    if not path.exists():
-        raise ExplainError(f"no warehouse at {path}: run `visibility demo` or materialize partitions first")
+def explain(day: date, platform: str, brand: str, limit: int = 5, as_of: str | None = None) -> str:
     key = {"date": day, "platform": platform, "brand": brand}
-    with open_read_only(path) as conn:
+    with read_warehouse(as_of) as conn:
         try:
             metric = conn.execute(METRIC, key).fetchall()
         except duckdb.CatalogException:
-            raise ExplainError(f"{path} has no mention_metrics yet: materialize the metrics first") from None
+            raise ExplainError("the warehouse has no mention_metrics yet: materialize the metrics first") from None
         if not metric:
             raise ExplainError(f"no metric row for brand {brand!r} on {platform} {day}")
         (category, answers, valid, mentioned, rate, low, high, sov, rank, rec, neg, cit, config_version,
          analyzer_version, samples_run, metrics_run) = metric[0]
         lines = [
-            f"mention_metrics {day} {platform} {brand} (category {category})",
+            f"mention_metrics {day} {platform} {brand} (category {category})"
+            + (f", as of {as_of}" if as_of else ""),
             f"  mention rate {_pct(rate)} (95% CI {_pct(low)}-{_pct(high)}): {mentioned} of {valid} valid answers"
             f" ({answers} answers); share of voice {_pct(sov)}; avg list rank {f'{rank:.2f}' if rank else '-'};"
             f" recommended {_pct(rec)}, advised against {_pct(neg)}; cited {_pct(cit)}",

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from datetime import date as Date
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 
@@ -27,6 +26,7 @@ from .report import CollectionFailed, CollectionReport, check_report
 
 # Problems with how a platform is set up: no request is sent, and retrying cannot help.
 SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
+from ..warehouse.lake import LakeSettings
 from .journal import CollectionJournal
 from .pacing import AdaptiveRateLimiter
 from .plan import PlannedRequest, plan_requests
@@ -65,7 +65,7 @@ class PartitionOutcome:
 
 
 def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
-                       journal_path: Callable[[str, str], Path],
+                       lake: LakeSettings,
                        settings: CollectionSettings = CollectionSettings(),
                        log: Callable[[str], None] = lambda _: None) -> list[PartitionOutcome]:
     """Collect several partitions in one run: platforms side by side on one event loop, each
@@ -83,7 +83,7 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
                 outcomes.append(PartitionOutcome(date, platform.name, error=outcomes[-1].error))
                 continue
             outcome = PartitionOutcome(date, platform.name)
-            with CollectionJournal(journal_path(date, platform.name)) as journal:
+            with CollectionJournal(lake, date, platform.name) as journal:
                 try:
                     outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
                                                                    settings, log)

@@ -1,45 +1,54 @@
-"""The collection journal of one partition: requests, every HTTP attempt, every answer.
+"""The collection journal of a partition: requests, every HTTP attempt, every answer.
 
-One small DuckDB file per (date, platform) under the data directory. Only the run that
-collects the partition writes it, so runs for different platforms never wait on each
-other's lock, and a checkpoint is a short local transaction. Answers are keyed by
-request key: a request that succeeded is never sent or stored again. At the end of a
-run the journal is published to the warehouse in one transaction (warehouse/resource.py).
+Three lake tables (journal_requests, journal_attempts, journal_answers) keyed by partition, so
+a collection killed on one machine resumes on another. Only the process holding the
+partition's lock (partition_lock.py) writes it; a checkpoint is one small lake transaction,
+which DuckLake keeps inlined in its catalog instead of a Parquet file each. Answers are keyed by
+request key: a request that succeeded is never sent or stored again. At the end of a run the
+partition is published to the warehouse tables in one transaction (warehouse/resource.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict
 from datetime import UTC, date, datetime
-from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
 
-from ..warehouse.db import ensure_table, transaction
+from ..warehouse.db import ensure_table
+from ..warehouse.lake import LakeSettings, write_with_retry
 from ..warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES, Table
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
+from .partition_lock import PartitionBusy, partition_lock
 from .plan import PlannedRequest, content_hash
 
+__all__ = ["CollectionJournal", "PartitionBusy"]
 
-class JournalBusy(Exception):
-    """Another process is collecting the same partition right now."""
+T = TypeVar("T")
+PARTITION = "date = $date AND platform = $platform"
 
 
 class CollectionJournal:
-    def __init__(self, path: Path):
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, settings: LakeSettings, date_: str, platform: str):
+        self.settings, self.date, self.platform = settings, date_, platform
+        self._exit = ExitStack()
+        self._exit.enter_context(partition_lock(settings, date_, platform))  # raises PartitionBusy
         try:
-            self.conn = duckdb.connect(str(path))
-        except duckdb.IOException as exc:
-            raise JournalBusy(f"partition journal {path} is locked by another process: {exc}") from None
-        for table in JOURNAL_TABLES:
-            ensure_table(self.conn, table)
+            self._write(lambda conn: [ensure_table(conn, table) for table in JOURNAL_TABLES])
+            # What is stored already: the journal inserts only what is new (DuckLake has no keys).
+            self._requests = set(self._keys("SELECT request_key FROM journal_requests"))
+            self._answers = set(self._keys("SELECT request_key FROM journal_answers"))
+            self._attempts = set(self._keys("SELECT request_key, attempt FROM journal_attempts", row=True))
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        self.conn.close()
+        self._exit.close()
 
     def __enter__(self) -> CollectionJournal:
         return self
@@ -47,68 +56,101 @@ class CollectionJournal:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def _params(self) -> dict:
+        return {"date": self.date, "platform": self.platform}
+
+    def _keys(self, select: str, row: bool = False) -> list:
+        rows = self._read(select + " WHERE " + PARTITION)
+        return [tuple(r) if row else r[0] for r in rows]
+
+    def _read(self, sql: str) -> list[tuple]:
+        return self._write(lambda conn: conn.execute(sql, self._params).fetchall())
+
+    def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """One transaction, started over on a commit conflict or a busy catalog."""
+        return write_with_retry(self.settings, work)[0]
+
     def register_plan(self, planned: Sequence[PlannedRequest]) -> None:
         """Add requests not seen before; deferred ones become pending again."""
         now = datetime.now(UTC)
+        new = [r for r in planned if r.request_key not in self._requests]
         batch = JOURNAL_REQUESTS.batch([
             (r.request_key, date.fromisoformat(r.date), r.platform, r.question_id, r.question_text, r.category,
              r.scene, r.round, r.priority, r.model, r.params_json, r.prompt_hash, PENDING, 0, None, None, now)
-            for r in planned])
-        with transaction(self.conn):
-            self._insert_new(JOURNAL_REQUESTS, batch)
-            self.conn.execute(
-                "UPDATE requests SET state = ?, updated_at = ? WHERE state = ?", [PENDING, now, DEFERRED])
+            for r in new])
+
+        def work(conn: duckdb.DuckDBPyConnection) -> None:
+            _insert(conn, JOURNAL_REQUESTS, batch)
+            conn.execute("UPDATE journal_requests SET state = $pending, updated_at = $now"
+                         " WHERE " + PARTITION + " AND state = $deferred",
+                         {**self._params, "pending": PENDING, "deferred": DEFERRED, "now": now})
+
+        self._write(work)
+        self._requests.update(r.request_key for r in new)
 
     def succeeded_keys(self) -> set[str]:
-        return {k for (k,) in self.conn.execute("SELECT request_key FROM answers").fetchall()}
+        return set(self._answers)
 
     def cost_so_far(self) -> float:
         """What the partition's stored answers cost (max_cost_per_day counts it)."""
-        return self.conn.execute("SELECT coalesce(sum(cost), 0) FROM answers").fetchone()[0]
+        return self._read("SELECT coalesce(sum(cost), 0) FROM journal_answers WHERE " + PARTITION)[0][0]
 
     def attempts_so_far(self) -> dict[str, int]:
-        rows = self.conn.execute("SELECT request_key, max(attempt) FROM attempts GROUP BY 1").fetchall()
-        return dict(rows)
+        latest: dict[str, int] = {}
+        for key, attempt in self._attempts:
+            latest[key] = max(attempt, latest.get(key, 0))
+        return latest
 
     def checkpoint(self, attempts: Iterable[Attempt], outcomes: Iterable[RequestOutcome]) -> None:
         """Store a batch durably: attempts, answers and request states in one transaction.
 
         Batches go in as Arrow tables: DuckDB ingests those in bulk, executemany row by row.
         """
-        attempts, outcomes = list(attempts), list(outcomes)
+        attempts = [a for a in attempts if (a.request_key, a.attempt) not in self._attempts]
+        outcomes = list(outcomes)
         if not attempts and not outcomes:
             return
         now = datetime.now(UTC)
-        answers = [o for o in outcomes if o.state == SUCCEEDED and o.answer]
-        with transaction(self.conn):
-            if attempts:
-                self._insert_new(JOURNAL_ATTEMPTS, JOURNAL_ATTEMPTS.batch([
-                    (a.request_key, a.attempt, a.run_id, a.started_at, a.finished_at, a.http_status,
-                     a.error_class, a.error_message, a.latency_ms, a.prompt_tokens,
-                     a.completion_tokens, a.total_tokens, a.error_code, a.tool_rounds) for a in attempts]))
-            if answers:
-                self._insert_new(JOURNAL_ANSWERS, JOURNAL_ANSWERS.batch([answer_row(o) for o in answers]))
-            if outcomes:
-                self.conn.register("batch", pa.Table.from_pylist([
-                    {"request_key": o.request.request_key, "state": o.state, "error_class": o.error_class,
-                     "error_message": o.error_message, "attempts": len(o.attempts)} for o in outcomes]))
-                self.conn.execute(
-                    """UPDATE requests SET state = batch.state, last_error_class = batch.error_class,
-                           last_error = batch.error_message, attempts = requests.attempts + batch.attempts,
-                           updated_at = ?
-                       FROM batch
-                       WHERE requests.request_key = batch.request_key AND requests.state <> 'succeeded'""",
-                    [now])
-                self.conn.unregister("batch")
+        day = date.fromisoformat(self.date)
+        answers = [o for o in outcomes
+                   if o.state == SUCCEEDED and o.answer and o.request.request_key not in self._answers]
+        attempt_rows = JOURNAL_ATTEMPTS.batch([
+            (a.request_key, a.attempt, a.run_id, day, self.platform, a.started_at, a.finished_at, a.http_status,
+             a.error_class, a.error_message, a.latency_ms, a.prompt_tokens, a.completion_tokens, a.total_tokens,
+             a.error_code, a.tool_rounds) for a in attempts])
+        answer_rows = JOURNAL_ANSWERS.batch([answer_row(o) + (day, self.platform) for o in answers])
+        states = pa.Table.from_pylist([
+            {"request_key": o.request.request_key, "state": o.state, "error_class": o.error_class,
+             "error_message": o.error_message, "attempts": len(o.attempts)} for o in outcomes])
 
-    def _insert_new(self, table: Table, batch: pa.Table) -> None:
-        """Insert the rows whose key is not there yet: a request, attempt or answer is stored once."""
-        self.conn.register("batch", batch)
-        self.conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM batch ON CONFLICT DO NOTHING")
-        self.conn.unregister("batch")
+        def work(conn: duckdb.DuckDBPyConnection) -> None:
+            _insert(conn, JOURNAL_ATTEMPTS, attempt_rows)
+            _insert(conn, JOURNAL_ANSWERS, answer_rows)
+            if outcomes:
+                conn.register("batch", states)
+                conn.execute(
+                    """UPDATE journal_requests AS r SET state = batch.state, last_error_class = batch.error_class,
+                           last_error = batch.error_message, attempts = r.attempts + batch.attempts,
+                           updated_at = $now
+                       FROM batch
+                       WHERE r.date = $date AND r.platform = $platform AND r.request_key = batch.request_key
+                         AND r.state <> 'succeeded'""", {**self._params, "now": now})
+                conn.unregister("batch")
+
+        self._write(work)
+        self._attempts.update((a.request_key, a.attempt) for a in attempts)
+        self._answers.update(o.request.request_key for o in answers)
 
     def state_counts(self) -> dict[str, int]:
-        return dict(self.conn.execute("SELECT state, count(*) FROM requests GROUP BY 1").fetchall())
+        return dict(self._read("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))
+
+
+def _insert(conn: duckdb.DuckDBPyConnection, table: Table, batch: pa.Table) -> None:
+    if batch.num_rows:
+        conn.register("batch", batch)
+        conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM batch")
+        conn.unregister("batch")
 
 
 def answer_row(outcome: RequestOutcome) -> tuple:

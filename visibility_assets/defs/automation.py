@@ -86,7 +86,7 @@ def backfill_tags(since: date, until: date, platform: str) -> dict[str, str]:
 
 
 def first_collected_day(warehouse: WarehouseResource) -> date | None:
-    """The first day with raw answers, or None when the warehouse is busy or empty."""
+    """The first day with raw answers, or None when the warehouse is empty."""
     try:
         with warehouse.read_only() as conn:
             return conn.execute("SELECT min(date) FROM raw_ai_responses").fetchall()[0][0]

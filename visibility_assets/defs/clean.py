@@ -18,7 +18,7 @@ from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
 from ..warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
-from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS, RAW_AI_RESPONSES
+from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
 from .partitions import split_partition_key
 from .resources import VisibilityConfigResource
 
@@ -45,19 +45,23 @@ def brand_catalog(visibility_config: VisibilityConfigResource, warehouse: Wareho
     rows = BRAND_CATALOG.batch([
         (b.name, b.category, list(b.aliases), list(b.exclude_contexts), list(b.domains), catalog.version, now)
         for b in catalog.brands])
-    with warehouse.transaction() as conn:
+    def load(conn) -> None:
         for table in (BRAND_CATALOG, BRAND_CATALOG_VERSIONS):
             ensure_table(conn, table)
         conn.execute("DELETE FROM brand_catalog")
-        conn.from_arrow(rows).insert_into("brand_catalog")
-        conn.execute("INSERT INTO brand_catalog_versions BY NAME SELECT ? AS config_version,"
-                     " ? AS first_loaded_at, ? AS brands_yaml ON CONFLICT DO NOTHING",
-                     [catalog.version, now, catalog.path.read_text(encoding="utf-8")])
+        conn.register("catalog_rows", rows)
+        conn.execute("INSERT INTO brand_catalog BY NAME SELECT * FROM catalog_rows")
+        conn.execute("INSERT INTO brand_catalog_versions BY NAME SELECT $version AS config_version,"
+                     " $now AS first_loaded_at, $yaml AS brands_yaml"
+                     " WHERE $version NOT IN (SELECT config_version FROM brand_catalog_versions)",
+                     {"version": catalog.version, "now": now, "yaml": catalog.path.read_text(encoding="utf-8")})
+
+    _, snapshot = warehouse.write(load)
     return MaterializeResult(
         data_version=DataVersion(catalog.version),
         metadata={"config_version": catalog.version, "brands": len(catalog.brands),
                   "aliases": sum(len(b.aliases) for b in catalog.brands),
-                  "categories": MetadataValue.json(list(catalog.categories))},
+                  "categories": MetadataValue.json(list(catalog.categories)), "lake_snapshot_id": snapshot},
     )
 
 
@@ -89,7 +93,7 @@ def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: Ware
     """Analyse every raw answer of the partitions again and replace their cleaned rows."""
     answers = _read_answers(warehouse, partitions)
     batch = SampleCleaner(catalog, run_id).clean(answers)
-    warehouse.replace_partitions(batch.tables(), partitions)
+    snapshot = warehouse.replace_partitions(batch.tables(), partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])
     reasons: dict[str, int] = {}
@@ -106,6 +110,7 @@ def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: Ware
         "accepted_mentions": sum(1 for m in batch.matches if m["accepted"]),
         "analyzer_version": ANALYZER_VERSION,
         "config_version": catalog.version,
+        "lake_snapshot_id": snapshot,
     }
     share = len(batch.quarantine) / max(1, len(answers))
     if share > QUARANTINE_SHARE_LIMIT:
@@ -116,10 +121,11 @@ def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: Ware
 
 
 def _read_answers(warehouse: WarehouseResource, partitions: list[tuple[str, str]]) -> list[RawAnswer]:
-    with warehouse.get_connection() as conn:
+    if not warehouse.exists():
+        return []
+    with warehouse.read_only() as conn:
         if "raw_ai_responses" not in existing_tables(conn):
             return []
-        ensure_table(conn, RAW_AI_RESPONSES)  # a warehouse of an older version gains the answer's new columns
         fill_run_partitions(conn, partitions)
         rows = conn.execute(READ_RAW).fetchall()
     return [RawAnswer(*row) for row in rows]

@@ -82,13 +82,16 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
         partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-        outcomes = collector.collect(visibility_config.load(), partitions, context.run_id, data_dir,
+        outcomes = collector.collect(visibility_config.load(), partitions, context.run_id, warehouse,
                                      resolve_deadline(config.deadline), context.log.info)
         # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-        stored = {(o.date, o.platform): warehouse.publish_collection(data_dir.journal_path(o.date, o.platform),
-                                                                     o.date, o.platform)
-                  for o in outcomes if o.report is not None}
+        published = {(o.date, o.platform): warehouse.publish_collection(o.date, o.platform)
+                     for o in outcomes if o.report is not None}
+        stored = {partition: count for partition, (count, _) in published.items()}
         metadata = run_metadata(outcomes, stored)
+        snapshots = [snapshot for _, snapshot in published.values() if snapshot is not None]
+        if snapshots:
+            metadata["lake_snapshot_id"] = max(snapshots)
         for outcome in outcomes:
             if outcome.report is not None:
                 check_stored(outcome, stored[(outcome.date, outcome.platform)], metadata)

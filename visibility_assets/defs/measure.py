@@ -42,15 +42,17 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
         partitions = None
         if model.partitioned:
             partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-        with warehouse.transaction() as conn:
+        def build(conn) -> tuple[int, dict[str, int]]:
             create_macros(conn, project)
             for table in COLLECTION_TABLES:  # a source no run has written yet is an empty table
                 if table.name in model.refs:
                     ensure_table(conn, table)
             rows = build_model(conn, model, partitions or [], context.run_id)
-            failures = {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+            return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+
+        (rows, failures), snapshot = warehouse.write(build)
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
-                                          "partitions": len(partitions or [])})
+                                          "partitions": len(partitions or []), "lake_snapshot_id": snapshot})
         for test in model.tests:
             yield AssetCheckResult(
                 check_name=test.name, passed=failures[test.name] == 0, severity=AssetCheckSeverity.ERROR,

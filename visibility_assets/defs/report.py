@@ -19,6 +19,8 @@ from dagster import (
 
 from ..days import yesterday
 from ..report.html import latest_date, render_report
+from ..sql_models.project import load_project
+from ..sql_models.runner import create_macros
 from ..warehouse.resource import WarehouseResource
 from .automation import nightly_job
 from .partitions import DATE, PLATFORM
@@ -35,7 +37,8 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
     " 30-day trends, alerts and invalid answers per platform.",
 )
 def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
-    with warehouse.get_connection() as conn:
+    with warehouse.read_only() as conn:
+        create_macros(conn, load_project())  # the report's intervals use the models' statistics
         day = latest_date(conn)
         if day is None:
             raise ValueError("mention_metrics is empty: materialize some partitions first")

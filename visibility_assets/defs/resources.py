@@ -9,7 +9,7 @@ from dagster import ConfigurableResource
 from ..collect.client import RetrySettings
 from ..collect.collector import CollectionSettings, PartitionOutcome, collect_partitions
 from ..config import VisibilityConfig, load_config
-from ..paths import data_dir
+from ..paths import data_dir, lake_settings
 from ..warehouse.resource import WarehouseResource
 
 
@@ -27,10 +27,6 @@ class DataDirResource(ConfigurableResource):
 
     path: str
 
-    def journal_path(self, date: str, platform: str) -> Path:
-        """The collection journal (checkpoint) of one partition; see collect/journal.py."""
-        return Path(self.path) / "journal" / date / f"{platform}.duckdb"
-
     def reports_dir(self) -> Path:
         return Path(self.path) / "reports"
 
@@ -47,7 +43,7 @@ class CollectorResource(ConfigurableResource):
     timeout_s: float | None = None  # overrides each platform's timeout_s when set
 
     def collect(self, config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
-                data: DataDirResource, deadline: float | None = None,
+                warehouse: WarehouseResource, deadline: float | None = None,
                 log: Callable[[str], None] = print) -> list[PartitionOutcome]:
         settings = CollectionSettings(
             retry=RetrySettings(self.max_attempts, self.base_delay_s, self.max_delay_s, self.max_wait_s),
@@ -56,7 +52,7 @@ class CollectorResource(ConfigurableResource):
             breaker_consecutive_failures=self.breaker_consecutive_failures,
             timeout_s=self.timeout_s,
         )
-        return collect_partitions(config, partitions, run_id, data.journal_path, settings, log)
+        return collect_partitions(config, partitions, run_id, warehouse.settings(), settings, log)
 
 
 def build_resources(config: VisibilityConfig) -> dict:
@@ -66,5 +62,5 @@ def build_resources(config: VisibilityConfig) -> dict:
         "visibility_config": VisibilityConfigResource(config_dir=str(config.directory)),
         "data_dir": DataDirResource(path=str(home)),
         "collector": CollectorResource(),
-        "warehouse": WarehouseResource(database=str(home / "warehouse.duckdb")),
+        "warehouse": WarehouseResource.from_settings(lake_settings()),
     }

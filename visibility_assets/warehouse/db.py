@@ -1,8 +1,7 @@
-"""DuckDB helpers shared by the warehouse, the SQL model runner and the collection journals."""
+"""DuckDB helpers shared by the warehouse, the SQL model runner and the collection journal."""
 
 import re
 from contextlib import contextmanager
-from pathlib import Path
 
 import duckdb
 
@@ -52,9 +51,6 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
 
 def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {name for (name,) in conn.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
+        " AND table_schema = current_schema()").fetchall()}
 
-
-def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
-    """The warehouse for reading; fails at once (duckdb.Error) while a run is writing it."""
-    return duckdb.connect(str(path), read_only=True)

@@ -1,38 +1,45 @@
-"""The DuckDB warehouse (`warehouse.duckdb` in the data directory).
+"""The warehouse resource: the lake (lake.py) with the pipeline's typed operations.
 
-DuckDB lets one process write a file at a time, so every write here opens the
-connection, does one transaction and closes it; dagster-duckdb's resource retries the
-open while another process holds the lock. Partition writes delete then insert inside
-one transaction, so re-running a partition replaces it exactly.
+Every write is one partition transaction (delete the partitions' rows, insert the new ones)
+that starts over on a DuckLake commit conflict; readers see a partition entirely before or
+entirely after it, and never wait for it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
-from dagster_duckdb import DuckDBResource
+from dagster import ConfigurableResource, EnvVar
 
 from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
-from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions, open_read_only, transaction
-from .tables import COLLECTION_REQUESTS, COLLECTION_TABLES, HTTP_ATTEMPTS, RAW_AI_RESPONSES
+from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions
+from .lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
+from .tables import COLLECTION_REQUESTS, COLLECTION_TABLES, HTTP_ATTEMPTS, JOURNAL_TABLES, RAW_AI_RESPONSES
 
-# Publishing a journal: its partition's rows in the three collection tables are replaced by
-# the journal's, each table taking the columns it has from the journal's tables.
+T = TypeVar("T")
+
+# Publishing a partition: its rows in the three collection tables are replaced by the journal's,
+# each table taking the columns it has. One answer per request key, whatever the journal holds.
 PUBLISH_COLLECTION = (
     "DELETE FROM raw_ai_responses WHERE date = $date AND platform = $platform",
     "DELETE FROM collection_requests WHERE date = $date AND platform = $platform",
     "DELETE FROM http_attempts WHERE date = $date AND platform = $platform",
     """INSERT INTO raw_ai_responses BY NAME
        SELECT COLUMNS(lambda c: list_contains($raw_columns, c))
-       FROM journal.answers JOIN journal.requests USING (request_key)""",
+       FROM journal_answers JOIN journal_requests USING (request_key, date, platform)
+       WHERE date = $date AND platform = $platform
+       QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY received_at) = 1""",
     """INSERT INTO collection_requests BY NAME
-       SELECT COLUMNS(lambda c: list_contains($request_columns, c)) FROM journal.requests""",
+       SELECT COLUMNS(lambda c: list_contains($request_columns, c)) FROM journal_requests
+       WHERE date = $date AND platform = $platform""",
     """INSERT INTO http_attempts BY NAME
-       SELECT COLUMNS(lambda c: list_contains($attempt_columns, c))
-       FROM journal.attempts JOIN journal.requests USING (request_key)""",
+       SELECT COLUMNS(lambda c: list_contains($attempt_columns, c)) FROM journal_attempts
+       WHERE date = $date AND platform = $platform""",
 )
 
 # Tables written partition by partition (date x platform) through replace_partitions.
@@ -45,52 +52,80 @@ def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | N
         conn.execute(statement, bind(statement, params or {}))
 
 
-class WarehouseResource(DuckDBResource):
-    """dagster-duckdb's resource plus the warehouse's typed operations."""
+class WarehouseResource(ConfigurableResource):
+    """The DuckLake warehouse: where its catalog and data are, and the keys to reach them."""
+
+    catalog: str  # sqlite:FILE | postgres:CONNINFO (no password: PGPASSWORD)
+    data_path: str
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_key_id: str | None = None
+    s3_secret: str | None = None
+    s3_use_ssl: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: LakeSettings) -> WarehouseResource:
+        """The resource for these settings, with the S3 keys as EnvVar (never in the run's config)."""
+        return cls(catalog=settings.catalog, data_path=settings.data_path, s3_endpoint=settings.s3_endpoint,
+                   s3_region=settings.s3_region, s3_use_ssl=settings.s3_use_ssl,
+                   s3_key_id=EnvVar(S3_KEY_ENV) if settings.s3_key_id else None,
+                   s3_secret=EnvVar(S3_SECRET_ENV) if settings.s3_secret else None)
+
+    def settings(self) -> LakeSettings:
+        return LakeSettings(self.catalog, self.data_path, self.s3_endpoint, self.s3_region, self.s3_key_id,
+                            self.s3_secret, self.s3_use_ssl)
 
     @contextmanager
-    def read_only(self):
-        """A read-only connection that fails at once (duckdb.Error) while a run holds the file."""
-        conn = open_read_only(Path(self.database))
-        try:
-            yield conn
-        finally:
-            conn.close()
-
-    @contextmanager
-    def transaction(self):
-        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        with self.get_connection() as conn, transaction(conn):
+    def read_only(self, as_of: str | int | None = None):
+        """A read-only connection (at a snapshot or time when `as_of` is given); it never blocks a writer."""
+        with reading(self.settings(), as_of) as conn:
             yield conn
 
-    def publish_collection(self, journal_file: Path, date: str, platform: str) -> int:
-        """Replace the partition's raw rows with the journal's; returns the answer count."""
-        with self.transaction() as conn:
-            for table in COLLECTION_TABLES:
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> tuple[T, int | None]:
+        """`work` in one transaction, started over on a commit conflict; its result and snapshot."""
+        return write_with_retry(self.settings(), work)
+
+    def exists(self) -> bool:
+        """Whether the embedded catalog has been created (a PostgreSQL one is assumed to be)."""
+        settings = self.settings()
+        return settings.catalog_kind != "sqlite" or Path(settings.catalog.partition(":")[2]).exists()
+
+    def publish_collection(self, date: str, platform: str) -> tuple[int, int | None]:
+        """Replace the partition's collection rows with its journal's; the answer count and snapshot."""
+        def work(conn: duckdb.DuckDBPyConnection) -> int:
+            for table in COLLECTION_TABLES + JOURNAL_TABLES:
                 ensure_table(conn, table)
-            conn.execute("ATTACH ? AS journal (READ_ONLY)", [str(journal_file)])
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
                 "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
-            conn.execute("DETACH journal")
-            (count,) = conn.execute(
-                "SELECT count(*) FROM raw_ai_responses WHERE date = ? AND platform = ?", [date, platform]
-            ).fetchone()
-        return count
+            return conn.execute("SELECT count(*) FROM raw_ai_responses WHERE date = ? AND platform = ?",
+                                [date, platform]).fetchone()[0]
 
-    def replace_partitions(self, tables: dict[str, pa.Table], partitions: list[tuple[str, str]]) -> None:
-        """Delete the partitions' rows from each table, then insert the new ones, atomically.
+        return self.write(work)
 
-        A table that does not exist yet is created from its Arrow schema.
-        """
-        with self.transaction() as conn:
+    def replace_partitions(self, tables: dict[str, pa.Table], partitions: list[tuple[str, str]]) -> int | None:
+        """Delete the partitions' rows from each table, then insert the new ones, atomically;
+        returns the snapshot. A table that does not exist yet is created from its Arrow schema."""
+        for name in tables:
+            if name not in PARTITIONED_TABLES:
+                raise ValueError(f"{name} is not a partitioned warehouse table")
+
+        def work(conn: duckdb.DuckDBPyConnection) -> None:
             existing = existing_tables(conn)
             fill_run_partitions(conn, partitions)
             for name, table in tables.items():
-                if name not in PARTITIONED_TABLES:
-                    raise ValueError(f"{name} is not a partitioned warehouse table")
                 if name not in existing:
-                    conn.from_arrow(table.slice(0, 0)).create(name)
+                    _create_from_arrow(conn, name, table)
                 conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
                 if table.num_rows:
-                    conn.from_arrow(table).insert_into(name)
+                    conn.register("batch", table)
+                    conn.execute("INSERT INTO " + name + " BY NAME SELECT * FROM batch")
+                    conn.unregister("batch")
+
+        return self.write(work)[1]
+
+
+def _create_from_arrow(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+    conn.register("empty_batch", table.slice(0, 0))
+    conn.execute("CREATE TABLE IF NOT EXISTS " + name + " AS SELECT * FROM empty_batch")
+    conn.unregister("empty_batch")

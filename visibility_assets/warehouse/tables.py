@@ -1,9 +1,10 @@
 """The collection and catalog tables, each written once as an Arrow schema; their DDL, column
 lists and Arrow batches are derived from it.
 
-A partition's collection journal holds `requests`, `attempts` and `answers`; publishing it
-writes `collection_requests`, `http_attempts` and `raw_ai_responses` in the warehouse, which
-are projections and joins of the journal's tables. The cleaned tables are written by the
+The collection journal (the checkpoints) is three lake tables, `journal_requests`,
+`journal_attempts` and `journal_answers`, each keyed by partition; publishing a partition writes
+its rows of `collection_requests`, `http_attempts` and `raw_ai_responses`, which are projections
+and joins of the journal's tables. The cleaned tables are written by the
 cleaner (analyze/samples.py, SCHEMAS) and created from their Arrow schemas.
 """
 
@@ -57,10 +58,11 @@ class Table:
         return [f.name for f in self.fields]
 
     def ddl(self) -> str:
-        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own)."""
+        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own).
+
+        DuckLake has no key constraints: `primary_key` documents the grain, which the journal
+        (collect/journal.py) and the publishing query keep."""
         lines = [column_ddl(f) for f in self.fields]
-        if self.primary_key:
-            lines.append("PRIMARY KEY (" + ", ".join(self.primary_key) + ")")
         return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
 
     def batch(self, rows: list[tuple]) -> pa.Table:
@@ -81,9 +83,9 @@ TOKENS = (optional("prompt_tokens", pa.int32()), optional("completion_tokens", p
 CITATION = pa.struct([("index", pa.int32()), ("url", pa.string()), ("title", pa.string()),
                       ("site", pa.string()), ("source", pa.string())])
 
-# --- the journal of one partition --------------------------------------------------------
+# --- the collection journal (checkpoints), one partition per (date, platform) --------------------------------------------------------
 
-JOURNAL_REQUESTS = Table("requests", (
+JOURNAL_REQUESTS = Table("journal_requests", (
     required("request_key", pa.string()),
     required("date", pa.date32()),
     required("platform", pa.string()),
@@ -103,10 +105,12 @@ JOURNAL_REQUESTS = Table("requests", (
     required("updated_at", TIMESTAMP),
 ), primary_key=("request_key",))
 
-JOURNAL_ATTEMPTS = Table("attempts", (  # append-only ledger: one row per HTTP attempt
+JOURNAL_ATTEMPTS = Table("journal_attempts", (  # append-only ledger: one row per HTTP attempt
     required("request_key", pa.string()),
     required("attempt", pa.int32()),
     required("run_id", pa.string()),
+    required("date", pa.date32()),
+    required("platform", pa.string()),
     required("started_at", TIMESTAMP),
     required("finished_at", TIMESTAMP),
     optional("http_status", pa.int32()),
@@ -118,7 +122,7 @@ JOURNAL_ATTEMPTS = Table("attempts", (  # append-only ledger: one row per HTTP a
     optional("tool_rounds", pa.int32()),  # requests sent back with a tool's result within the attempt
 ), primary_key=("request_key", "attempt"))
 
-JOURNAL_ANSWERS = Table("answers", (
+JOURNAL_ANSWERS = Table("journal_answers", (
     required("request_key", pa.string()),
     required("attempt", pa.int32()),  # the attempt that produced it
     required("run_id", pa.string()),  # the Dagster run that collected it
@@ -140,6 +144,8 @@ JOURNAL_ANSWERS = Table("answers", (
     optional("search_count", pa.int32()),
     optional("cost", pa.float64()),  # from the usage and prices.yaml; null without a price
     optional("currency", pa.string()),
+    required("date", pa.date32()),  # the partition, last: raw_ai_responses takes it from the request
+    required("platform", pa.string()),
 ), primary_key=("request_key",))
 
 JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)
@@ -150,17 +156,13 @@ REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_t
                    "round", "model", "params_json", "prompt_hash"]
 RAW_AI_RESPONSES = Table(
     "raw_ai_responses",
-    tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:],
+    tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:-2],
     primary_key=("request_key",))
 COLLECTION_REQUESTS = JOURNAL_REQUESTS.project(
     "collection_requests", ["request_key", "date", "platform", "question_id", "round", "priority", "state",
                             "attempts", "last_error_class", "last_error", "updated_at"],
     primary_key=("request_key",))
-HTTP_ATTEMPTS = Table(
-    "http_attempts",
-    JOURNAL_ATTEMPTS.fields[:3] + (required("date", pa.date32()), required("platform", pa.string()))
-    + JOURNAL_ATTEMPTS.fields[3:],
-    primary_key=("request_key", "attempt"))
+HTTP_ATTEMPTS = Table("http_attempts", JOURNAL_ATTEMPTS.fields, primary_key=("request_key", "attempt"))
 
 COLLECTION_TABLES = (RAW_AI_RESPONSES, COLLECTION_REQUESTS, HTTP_ATTEMPTS)
 

@@ -50,16 +50,23 @@ ORDER BY s.date, s.platform  -- as nightly runs append them: partition after par
 """
 
 
-def seed_warehouse(path: str, days: int, per_partition: int, platforms: tuple[str, ...]) -> int:
-    with duckdb.connect(path) as conn:
+def seed_warehouse(days: int, per_partition: int, platforms: tuple[str, ...]) -> int:
+    from ...paths import lake_settings
+    from ...warehouse.lake import write_with_retry
+
+    def seed(conn: duckdb.DuckDBPyConnection) -> int:
         for name in ("cleaned_samples", "sample_brand_results"):
-            conn.from_arrow(pa.Table.from_pylist([], schema=SCHEMAS[name])).create(name)
+            conn.register("empty", pa.Table.from_pylist([], schema=SCHEMAS[name]))
+            conn.execute("CREATE TABLE " + name + " AS SELECT * FROM empty")
+            conn.unregister("empty")
         first = LAST_DAY - timedelta(days=days - 1)
         conn.execute(GENERATE_SAMPLES, {"first": first, "last": LAST_DAY, "platforms": list(platforms),
                                         "per_partition": per_partition, "categories": list(CATEGORIES),
                                         "analyzer_version": ANALYZER_VERSION})
         conn.execute(GENERATE_BRAND_RESULTS, {"brands": BRANDS_PER_CATEGORY})
         return conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
+
+    return write_with_retry(lake_settings(), seed)[0]
 
 
 def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 200, instance_kind: str = "sqlite",
@@ -78,10 +85,10 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
         from ...defs.partitions import daily_platform_partitions, partition_key
         from ...defs.resources import build_resources
         from ...instance import get_instance, planned_events_as_subsets
-        from ...paths import warehouse_path
-        from ...warehouse.db import open_read_only
+        from ...paths import lake_settings
+        from ...warehouse.lake import reading
 
-        answers = seed_warehouse(str(warehouse_path()), days, per_partition, names)
+        answers = seed_warehouse(days, per_partition, names)
         progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
         first = (LAST_DAY - timedelta(days=days - 1)).isoformat()
         started = time.perf_counter()
@@ -95,7 +102,7 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
                 run_config=QUIET_RUN,
             )
         wall = time.perf_counter() - started
-        with open_read_only(warehouse_path()) as conn:
+        with reading(lake_settings()) as conn:
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
             alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]

@@ -17,8 +17,10 @@ import pyarrow as pa
 from . import LAST_DAY, scratch_home
 
 
-def seed_raw_answers(path: str, config, days: int) -> int:
+def seed_raw_answers(config, days: int) -> int:
     from ...collect.plan import content_hash, plan_requests
+    from ...paths import lake_settings
+    from ...warehouse.lake import write_with_retry
     from ...warehouse.tables import RAW_AI_RESPONSES
     from ..simulator.answers import compose_answer, sim_brands_by_category
 
@@ -39,9 +41,12 @@ def seed_raw_answers(path: str, config, days: int) -> int:
                              "response_model": request.model, "content_hash": content_hash(text), "latency_ms": 0.0,
                              "prompt_tokens": None, "completion_tokens": None, "total_tokens": None,
                              "attempt": 1, "run_id": "seeded", "received_at": now})
-    with duckdb.connect(path) as conn:
+    def seed(conn: duckdb.DuckDBPyConnection) -> None:
         conn.execute(RAW_AI_RESPONSES.ddl())
-        conn.from_arrow(pa.Table.from_pylist(rows, schema=RAW_AI_RESPONSES.schema)).insert_into("raw_ai_responses")
+        conn.register("seeded", pa.Table.from_pylist(rows, schema=RAW_AI_RESPONSES.schema))
+        conn.execute("INSERT INTO raw_ai_responses BY NAME SELECT * FROM seeded")
+
+    write_with_retry(lake_settings(), seed)
     return len(rows)
 
 
@@ -49,18 +54,18 @@ def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message,
     with scratch_home("bench-reanalysis-"):
         from ...cli.backfill import run_backfill
         from ...config import load_config
-        from ...paths import warehouse_path
-        from ...warehouse.db import open_read_only
+        from ...paths import lake_settings
+        from ...warehouse.lake import reading
 
         config = load_config()
-        answers = seed_raw_answers(str(warehouse_path()), config, days)
+        answers = seed_raw_answers(config, days)
         progress(f"bench reanalysis: {answers} stored answers, {days} days x {len(config.platforms)} platforms")
         started = time.perf_counter()
         log = io.StringIO()
         status = run_backfill(config, LAST_DAY - timedelta(days=days - 1), LAST_DAY, config.platform_names, out=log)
         wall = time.perf_counter() - started
         progress(log.getvalue().rstrip())
-        with open_read_only(warehouse_path()) as conn:
+        with reading(lake_settings()) as conn:
             samples = conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
     return {"days": days, "platforms": len(config.platforms), "partitions": days * len(config.platforms),

@@ -1,0 +1,35 @@
+"""Reading the warehouse from a command: a read-only connection, or a user error that says why not."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import duckdb
+
+from ..paths import lake_settings
+from ..warehouse.lake import WarehouseSettingError, connect
+from ..warehouse.resource import WarehouseResource
+from .arguments import UserError
+
+
+@contextmanager
+def read_warehouse(as_of: str | None = None):
+    """The warehouse, read-only, at `as_of` (a snapshot id or a timestamp) when given."""
+    try:
+        settings = lake_settings()
+    except WarehouseSettingError as exc:
+        raise UserError(str(exc)) from None
+    if not WarehouseResource.from_settings(settings).exists():
+        raise UserError(f"no warehouse at {settings.catalog}: run `visibility demo` or materialize partitions first")
+    try:
+        conn = connect(settings, read_only=True, as_of=as_of)
+    except duckdb.Error as exc:
+        raise UserError(f"cannot open the warehouse{' as of ' + as_of if as_of else ''}: {first_line(exc)}") from None
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,290 @@
+"""The warehouse is a DuckLake: a catalog in a database and the data as Parquet files.
+
+Embedded default: a SQLite catalog and a data folder under the data directory, so several
+processes on one machine read and write at once. Production: a PostgreSQL catalog and a data
+path on shared storage or S3-compatible object storage (README, "Deploying"). One setting
+chooses: VISIBILITY_WAREHOUSE (`sqlite:FILE` or `postgres:CONNINFO`), with
+VISIBILITY_WAREHOUSE_DATA for the data path. Credentials are never part of either: libpq reads
+PGPASSWORD, S3 keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+
+Every connection is a fresh in-memory DuckDB with the lake attached as `lake` and selected,
+so statements name tables unqualified. Extensions load from the duckdb-ext-* packages pinned
+with duckdb; nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+
+CATALOG_ENV = "VISIBILITY_WAREHOUSE"
+DATA_ENV = "VISIBILITY_WAREHOUSE_DATA"
+S3_ENDPOINT_ENV = "VISIBILITY_S3_ENDPOINT"
+S3_REGION_ENV = "VISIBILITY_S3_REGION"
+S3_KEY_ENV, S3_SECRET_ENV = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
+# Inserts of fewer rows stay in the catalog database instead of becoming a Parquet file each:
+# the collector's checkpoints are a few rows every half second.
+INLINING_ROW_LIMIT = 1000
+LAKE = "lake"
+WRITE_ATTEMPTS = 12  # commit conflicts and a busy SQLite catalog clear within a second or two
+
+T = TypeVar("T")
+
+
+class WarehouseSettingError(ValueError):
+    """VISIBILITY_WAREHOUSE or its companions name something the warehouse cannot use."""
+
+
+@dataclass(frozen=True)
+class LakeSettings:
+    catalog: str  # sqlite:FILE | postgres:CONNINFO (libpq key=value, without a password)
+    data_path: str  # a folder, or s3://bucket/prefix/
+    s3_endpoint: str | None = None  # host:port of an S3-compatible store; None: AWS itself
+    s3_region: str | None = None
+    s3_key_id: str | None = None
+    s3_secret: str | None = None
+    s3_use_ssl: bool = True
+
+    @classmethod
+    def from_env(cls, home: Path) -> LakeSettings:
+        catalog = os.environ.get(CATALOG_ENV) or "sqlite:" + str(home / "warehouse" / "catalog.sqlite")
+        data_path = os.environ.get(DATA_ENV) or str(home / "warehouse" / "data") + "/"
+        endpoint = os.environ.get(S3_ENDPOINT_ENV) or None
+        use_ssl = True
+        if endpoint and "://" in endpoint:
+            use_ssl = endpoint.startswith("https://")
+            endpoint = endpoint.split("://", 1)[1]
+        settings = cls(catalog, data_path, endpoint, os.environ.get(S3_REGION_ENV) or None,
+                       os.environ.get(S3_KEY_ENV) or None, os.environ.get(S3_SECRET_ENV) or None, use_ssl)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        kind, _, target = self.catalog.partition(":")
+        if kind not in ("sqlite", "postgres") or not target:
+            raise WarehouseSettingError(
+                f"{CATALOG_ENV}={self.catalog!r}: expected 'sqlite:FILE' or 'postgres:dbname=... host=...'")
+        if kind == "postgres" and "password" in target.lower():
+            raise WarehouseSettingError(f"{CATALOG_ENV}: put the password in PGPASSWORD, not in the setting")
+        if not self.data_path.endswith("/"):
+            raise WarehouseSettingError(f"{DATA_ENV}={self.data_path!r}: a data path ends with '/'")
+
+    @property
+    def catalog_kind(self) -> str:
+        return self.catalog.partition(":")[0]
+
+    @property
+    def on_object_storage(self) -> bool:
+        return self.data_path.startswith(("s3://", "s3a://", "gcs://", "r2://"))
+
+    def prepare_local(self) -> None:
+        """Create the folders of an embedded catalog and a local data path.
+
+        A new SQLite catalog is put in WAL mode (a setting the file keeps): readers then never
+        block a writer's commit, and a writer never blocks them."""
+        if self.catalog_kind == "sqlite":
+            path = Path(self.catalog.partition(":")[2])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                with closing(sqlite3.connect(path)) as catalog:
+                    catalog.execute("PRAGMA journal_mode=WAL")
+        if not self.on_object_storage:
+            Path(self.data_path).mkdir(parents=True, exist_ok=True)
+
+
+def extension_directory() -> str:
+    """The `extensions` folder of the duckdb-ext-* packages (installed with the product)."""
+    import duckdb_ext  # a namespace package: the extension wheels share it
+
+    for folder in duckdb_ext.__path__:
+        if (Path(folder) / "extensions").is_dir():
+            return str(Path(folder) / "extensions")
+    raise RuntimeError("the duckdb-ext-* packages are not installed: pip install the product again")
+
+
+def quote(value: str) -> str:
+    """A SQL string literal, for the statements that take no parameters (ATTACH, CREATE SECRET)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def attach_statements(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None,
+                      secrets: bool = True) -> list[str]:
+    """The statements that attach the lake as `lake` and select it, after the extensions load.
+
+    `as_of` (read-only): a snapshot id, or a timestamp; `secrets=False` writes placeholders for
+    the S3 keys (what `visibility sql --print-attach` prints)."""
+    statements = ["LOAD ducklake", "LOAD " + settings.catalog_kind]
+    if settings.on_object_storage:
+        statements.append("LOAD httpfs")
+        key = settings.s3_key_id if secrets else "<" + S3_KEY_ENV + ">"
+        secret = settings.s3_secret if secrets else "<" + S3_SECRET_ENV + ">"
+        options = ["TYPE s3"]
+        if key and secret:
+            options += ["KEY_ID " + quote(key), "SECRET " + quote(secret)]
+        if settings.s3_endpoint:
+            options += ["ENDPOINT " + quote(settings.s3_endpoint), "URL_STYLE 'path'"]
+        if settings.s3_region:
+            options.append("REGION " + quote(settings.s3_region))
+        options.append("USE_SSL " + ("true" if settings.s3_use_ssl else "false"))
+        statements.append("CREATE OR REPLACE SECRET visibility_s3 (" + ", ".join(options) + ")")
+    options = ["DATA_PATH " + quote(settings.data_path)]
+    if read_only:
+        options.append("READ_ONLY")
+        if as_of is not None:
+            options.append(_snapshot_option(as_of))
+    else:
+        options.append("DATA_INLINING_ROW_LIMIT " + str(INLINING_ROW_LIMIT))
+    statements.append("ATTACH " + quote("ducklake:" + settings.catalog) + " AS " + LAKE
+                      + " (" + ", ".join(options) + ")")
+    statements.append("USE " + LAKE)
+    return statements
+
+
+def _snapshot_option(as_of: str | int) -> str:
+    text = str(as_of).strip()
+    if text.isdigit():
+        return "SNAPSHOT_VERSION " + text
+    return "SNAPSHOT_TIME " + quote(text)
+
+
+def connect(settings: LakeSettings, read_only: bool = False,
+            as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
+    """A connection with the lake attached and selected; close it when done.
+
+    Loading the extensions costs about 0.1 s each, so writers share one DuckDB per process and
+    settings (each connection a cursor of it, with its own transactions). Readers, and readers
+    of a past snapshot, get a DuckDB of their own with the lake attached read-only.
+    """
+    if read_only:
+        return _open(settings, read_only=True, as_of=as_of)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(settings)
+        if engine is None:
+            settings.prepare_local()
+            engine = _ENGINES[settings] = _open(settings)
+            while len(_ENGINES) > MAX_ENGINES:
+                _ENGINES.pop(next(iter(_ENGINES))).close()
+    cursor = engine.cursor()
+    cursor.execute("USE " + LAKE)
+    return cursor
+
+
+def discard_engine(settings: LakeSettings) -> None:
+    """Forget the shared DuckDB of these settings: after a failed statement, start afresh."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.pop(settings, None)
+    if engine is not None:
+        engine.close()
+
+
+def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None):
+    conn = duckdb.connect(config={"extension_directory": extension_directory(),
+                                  "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        for statement in attach_statements(settings, read_only, as_of):
+            conn.execute(statement)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+_ENGINES: dict[LakeSettings, duckdb.DuckDBPyConnection] = {}
+_ENGINES_LOCK = threading.Lock()
+MAX_ENGINES = 4  # tests switch data directories; a process in production uses one
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """A commit conflict with another writer, or the SQLite catalog busy at commit."""
+    if isinstance(exc, duckdb.TransactionException):
+        return True
+    message = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(
+        sign in message for sign in ("conflict", "database is locked", "could not serialize", "busy"))
+
+
+def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConnection], T],
+                     attempts: int = WRITE_ATTEMPTS, base_delay_s: float = 0.05,
+                     max_delay_s: float = 2.0) -> tuple[T, int]:
+    """Run `work` in one transaction on a fresh connection; on a commit conflict, start over.
+    Returns its result and the snapshot the commit made.
+
+    A statement that fails for another reason can leave the lake's catalog connection in a state
+    that blocks the next one, so it discards the process's DuckDB before it is raised.
+    """
+    for attempt in range(1, attempts + 1):
+        conn = connect(settings)
+        try:
+            with _writer_turn(settings):
+                conn.execute("BEGIN TRANSACTION")
+                result = work(conn)
+                conn.execute("COMMIT")
+            return result, last_committed_snapshot(conn)
+        except duckdb.Error as exc:
+            conn.close()
+            if not is_retryable(exc):
+                discard_engine(settings)
+            if attempt == attempts or not is_retryable(exc):
+                raise
+            backoff(attempt, base_delay_s, max_delay_s)
+        finally:
+            conn.close()
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def _writer_turn(settings: LakeSettings):
+    """With a SQLite catalog, one write transaction at a time on the machine.
+
+    DuckLake holds a SQLite read snapshot for the whole transaction and writes at commit; in
+    WAL mode a commit from an older snapshot than the latest is refused (SQLITE_BUSY_SNAPSHOT),
+    so a long transaction next to frequent checkpoints would be refused on every try. Taking
+    turns (an flock beside the catalog, which a dead holder drops) makes every commit succeed.
+    A PostgreSQL catalog needs no turns: DuckLake resolves concurrent commits there itself.
+    """
+    if settings.catalog_kind != "sqlite":
+        yield
+        return
+    path = Path(settings.catalog.partition(":")[2] + ".write-lock")
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def backoff(attempt: int, base_delay_s: float = 0.05, max_delay_s: float = 2.0) -> None:
+    """Exponential, with jitter so that writers that collided do not collide again."""
+    time.sleep(min(max_delay_s, base_delay_s * 2 ** (attempt - 1)) * (0.5 + random.random()))
+
+
+@contextmanager
+def reading(settings: LakeSettings, as_of: str | int | None = None):
+    """A read-only connection to the lake (at a snapshot or a time when `as_of` is given)."""
+    conn = connect(settings, read_only=True, as_of=as_of)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def current_snapshot(conn: duckdb.DuckDBPyConnection) -> int:
+    """The snapshot the connection reads."""
+    return conn.execute("FROM " + LAKE + ".current_snapshot()").fetchone()[0]
+
+
+def last_committed_snapshot(conn: duckdb.DuckDBPyConnection) -> int | None:
+    """The snapshot this connection's last commit made (None when it wrote nothing)."""
+    return conn.execute("FROM " + LAKE + ".last_committed_snapshot()").fetchone()[0]
