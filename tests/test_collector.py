@@ -13,6 +13,7 @@ from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
 from visibility_assets.collect.errors import ErrorClass, classify_status, parse_retry_after
 from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.warehouse.lake import LakeSettings
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.report import CollectionFailed
 from visibility_assets.config import MissingApiKey, load_config
@@ -74,15 +75,15 @@ def _collect(tmp_path, behaviour: PlatformBehaviour, settings=QUICK, platform="d
     server = server or SimulatorServer(SimulatorSettings(seed=5, default=behaviour)).start_in_thread()
     try:
         config = load_config(write_config(tmp_path / "config", server.port, **config_overrides))
-        with CollectionJournal(tmp_path / f"{journal_name}.duckdb") as journal:
+        with CollectionJournal(LakeSettings.from_env(tmp_path / journal_name), DAY, platform) as journal:
             try:
                 report = collect_partition(config, config.platform(platform), DAY, "run-1", journal, settings)
             except CollectionFailed as exc:
                 report = exc.report
                 report.error = str(exc)
-            ledger = journal.conn.execute(
+            ledger = journal.query(
                 "SELECT request_key, attempt, http_status, error_class, started_at, finished_at"
-                " FROM attempts ORDER BY request_key, attempt").fetchall()
+                " FROM journal_attempts WHERE date = $date AND platform = $platform ORDER BY request_key, attempt")
             states = journal.state_counts()
         stats = httpx.get(f"{server.url}/_stats").json().get(platform, {})
     finally:
@@ -233,7 +234,7 @@ def test_missing_api_key_fails_before_any_request(tmp_path, monkeypatch):
     monkeypatch.delenv("SIM_KEY_FOR_TEST", raising=False)
     with SimulatorServer(SimulatorSettings()) as server:
         config = load_config(write_config(tmp_path / "config", server.port, api_key_env="SIM_KEY_FOR_TEST"))
-        with CollectionJournal(tmp_path / "j.duckdb") as journal, pytest.raises(MissingApiKey, match="SIM_KEY_FOR_TEST"):
+        with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "kimi") as journal, pytest.raises(MissingApiKey, match="SIM_KEY_FOR_TEST"):
             collect_partition(config, config.platform("kimi"), DAY, "run-1", journal, QUICK)
         assert httpx.get(f"{server.url}/_stats").json() == {}
 

@@ -148,6 +148,7 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
     from visibility_assets.collect.collector import CollectionSettings, collect_partition
     from visibility_assets.collect.dialects import DIALECTS
     from visibility_assets.collect.journal import CollectionJournal
+    from visibility_assets.warehouse.lake import LakeSettings
 
     received = []
 
@@ -174,7 +175,7 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
     try:
         directory = write_config(tmp_path / "config", server.server_address[1], questions=1, rounds=1)
         config = load_config(directory)
-        with CollectionJournal(tmp_path / "journal.duckdb") as journal:
+        with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "kimi") as journal:
             report = collect_partition(config, config.platform("kimi"), DAY, "run", journal,
                                        CollectionSettings(failure_share_limit=1.0))
     finally:
@@ -187,16 +188,17 @@ def test_the_daily_cost_cap_defers_the_rest_once_the_spend_reaches_it(tmp_path, 
     """Deferred, not lost: the next run (with a higher cap) collects them."""
     from visibility_assets.collect.collector import CollectionSettings, collect_partition
     from visibility_assets.collect.journal import CollectionJournal
+    from visibility_assets.warehouse.lake import LakeSettings
 
     directory = write_config(tmp_path / "config", simulator.port, questions=6, rounds=2, max_cost_per_day=1e-9)
     config = load_config(directory)
-    with CollectionJournal(tmp_path / "journal.duckdb") as journal:
+    with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "ernie") as journal:
         capped = collect_partition(config, config.platform("ernie"), DAY, "run-1", journal, CollectionSettings())
         assert capped.succeeded == 1 and capped.cost > 1e-9  # the first answer spends the day's budget
         assert capped.deferred == capped.deferred_by_cost == 11
         assert journal.state_counts() == {"succeeded": 1, "deferred": 11}
     raised = write_config(tmp_path / "raised", simulator.port, questions=6, rounds=2, max_cost_per_day=100)
     config = load_config(raised)
-    with CollectionJournal(tmp_path / "journal.duckdb") as journal:
+    with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "ernie") as journal:
         later = collect_partition(config, config.platform("ernie"), DAY, "run-2", journal, CollectionSettings())
     assert later.skipped_done == 1 and later.succeeded == 11

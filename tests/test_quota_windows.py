@@ -12,6 +12,7 @@ import pytest
 from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
 from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.warehouse.lake import LakeSettings
 from visibility_assets.config import load_config
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
@@ -49,7 +50,7 @@ def test_a_fixed_window_is_waited_out_not_retried_into_the_breaker(tmp_path, hea
         if time.time() % WINDOW_S > WINDOW_S - 1:
             time.sleep(1.0)  # not right at a turn: the ideal below starts where the run does
         started_wall, started = time.time(), time.monotonic()
-        with CollectionJournal(tmp_path / "journal.duckdb") as journal:
+        with CollectionJournal(LakeSettings.from_env(tmp_path), "2026-11-05", "deepseek") as journal:
             report = collect_partition(config, config.platform("deepseek"), "2026-11-05", "run", journal, settings)
         took = time.monotonic() - started
         stats = httpx.get(f"{server.url}/_stats").json()["deepseek"]

@@ -39,6 +39,11 @@ def add_parser(commands) -> None:
     reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x 6 platforms of answers")
     reanalysis.add_argument("--days", type=positive_int, default=30)
     reanalysis.set_defaults(handler=run_reanalysis)
+    ingest = benches.add_parser("ingest", help="raw answers written partition by partition: the lake and a DuckDB file")
+    ingest.add_argument("--days", type=positive_int, default=10)
+    ingest.add_argument("--platforms", type=positive_int, default=6)
+    ingest.add_argument("--rows-per-partition", type=positive_int, default=20000)
+    ingest.set_defaults(handler=run_ingest)
 
 
 def _print(result: dict) -> int:
@@ -65,3 +70,8 @@ def run_metrics(args) -> int:
 def run_reanalysis(args) -> int:
     from ..tools.bench.reanalysis import run_reanalysis_bench
     return _print(run_reanalysis_bench(args.days))
+
+
+def run_ingest(args) -> int:
+    from ..tools.bench.ingest import run_ingest_bench
+    return _print(run_ingest_bench(args.days, min(args.platforms, 6), args.rows_per_partition))

@@ -69,6 +69,9 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
                            run_config: dict | None = None,
                            on_done: Callable[[PartitionRun], None] = lambda _: None) -> list[PartitionRun]:
     """Run each (date, platform) in a worker process, `parallel` at a time, in the order given."""
+    from ..instance import get_instance
+
+    get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
     request = {"config_dir": str(config_dir), "run_config": run_config}
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(_run_in_worker, date, platform, request) for date, platform in keys]

@@ -61,10 +61,11 @@ class CollectionJournal:
         return {"date": self.date, "platform": self.platform}
 
     def _keys(self, select: str, row: bool = False) -> list:
-        rows = self._read(select + " WHERE " + PARTITION)
+        rows = self.query(select + " WHERE " + PARTITION)
         return [tuple(r) if row else r[0] for r in rows]
 
-    def _read(self, sql: str) -> list[tuple]:
+    def query(self, sql: str) -> list[tuple]:
+        """The rows of a query that names this partition as $date and $platform."""
         return self._write(lambda conn: conn.execute(sql, self._params).fetchall())
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
@@ -94,7 +95,7 @@ class CollectionJournal:
 
     def cost_so_far(self) -> float:
         """What the partition's stored answers cost (max_cost_per_day counts it)."""
-        return self._read("SELECT coalesce(sum(cost), 0) FROM journal_answers WHERE " + PARTITION)[0][0]
+        return self.query("SELECT coalesce(sum(cost), 0) FROM journal_answers WHERE " + PARTITION)[0][0]
 
     def attempts_so_far(self) -> dict[str, int]:
         latest: dict[str, int] = {}
@@ -143,7 +144,7 @@ class CollectionJournal:
         self._answers.update(o.request.request_key for o in answers)
 
     def state_counts(self) -> dict[str, int]:
-        return dict(self._read("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))
+        return dict(self.query("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))
 
 
 def _insert(conn: duckdb.DuckDBPyConnection, table: Table, batch: pa.Table) -> None:

@@ -14,7 +14,7 @@ from dagster import (
 )
 
 from ..sql_models.project import Model, SqlProject, load_project
-from ..sql_models.runner import build_model, create_macros, failing_rows
+from ..sql_models.runner import build_model, create_macros, failing_rows, prepare_table
 from ..warehouse.db import ensure_table
 from ..warehouse.resource import WarehouseResource
 from ..warehouse.tables import COLLECTION_TABLES
@@ -42,15 +42,30 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
         partitions = None
         if model.partitioned:
             partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-        def build(conn) -> tuple[int, dict[str, int]]:
-            create_macros(conn, project)
+
+        def ensure_sources(conn) -> None:
             for table in COLLECTION_TABLES:  # a source no run has written yet is an empty table
                 if table.name in model.refs:
                     ensure_table(conn, table)
+
+        def build(conn) -> tuple[int, dict[str, int]]:
+            create_macros(conn, project)
+            ensure_sources(conn)
             rows = build_model(conn, model, partitions or [], context.run_id)
             return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
 
+        def prepare(conn) -> bool:
+            create_macros(conn, project)
+            ensure_sources(conn)
+            return prepare_table(conn, model, partitions or [], context.run_id)
+
+        columns_added, _ = warehouse.write(prepare)
         (rows, failures), snapshot = warehouse.write(build)
+        if columns_added:
+            # Rows inlined after a column was added read back as NULL in that column from another
+            # DuckDB (DuckLake of DuckDB 1.4.4); as Parquet they read right.
+            warehouse.write(lambda conn: conn.execute(
+                "CALL ducklake_flush_inlined_data('lake', table_name => $table)", {"table": model.name}).fetchall())
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
                                           "partitions": len(partitions or []), "lake_snapshot_id": snapshot})
         for test in model.tests:

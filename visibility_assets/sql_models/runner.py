@@ -32,9 +32,7 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
         return 0
     fill_run_partitions(conn, partitions)
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
-    conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
-                 bind(body, runs[0]))
-    _append_new_columns(conn, model, body, runs[0])
+    prepare_table(conn, model, partitions, run_id)
     conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     if model.set_based:
         # One statement for the whole run; rows outside the run's partitions are not its to write.
@@ -46,14 +44,32 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[
     return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()[0][0]
 
 
-def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> None:
+def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[tuple[str, str]],
+                  run_id: str) -> bool:
+    """An incremental model's table, created or given the columns its SQL added.
+
+    Returns whether columns were added."""
+    if model.kind != "incremental" or not partitions:
+        return False
+    fill_run_partitions(conn, partitions)
+    body = model.compiled()
+    params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}
+    conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
+                 bind(body, params))
+    return _append_new_columns(conn, model, body, params)
+
+
+def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
     """A column added to an incremental model is added to its table (older partitions get NULL
     until they are rebuilt), as dbt's on_schema_change='append_new_columns' does."""
     wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", bind(body, params)).fetchall()
     present = {row[0] for row in conn.execute("DESCRIBE " + model.name).fetchall()}
+    added = False
     for name, column_type, *_ in wanted:
         if name not in present:
             conn.execute("ALTER TABLE " + model.name + ' ADD COLUMN "' + name.replace('"', '""') + '" ' + column_type)
+            added = True
+    return added
 
 
 def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -52,8 +52,8 @@ class LakeSettings:
     data_path: str  # a folder, or s3://bucket/prefix/
     s3_endpoint: str | None = None  # host:port of an S3-compatible store; None: AWS itself
     s3_region: str | None = None
-    s3_key_id: str | None = None
-    s3_secret: str | None = None
+    s3_key_id: str | None = field(default=None, repr=False)  # never printed or logged
+    s3_secret: str | None = field(default=None, repr=False)
     s3_use_ssl: bool = True
 
     @classmethod

@@ -22,6 +22,7 @@ from ...collect.client import RetrySettings
 from ...collect.collector import CollectionSettings, collect_partition_async
 from ...collect.report import CollectionReport
 from ...collect.journal import CollectionJournal
+from ...warehouse.lake import LakeSettings
 from ...collect.dialects import DIALECTS
 from ...config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
 from ..simulator.answers import KNOWN_PLATFORMS
@@ -108,7 +109,8 @@ async def _collect_all(config: VisibilityConfig, scratch: Path,
     """The platforms' reports, the answers their journals hold afterwards, and the wall time."""
     settings = CollectionSettings(retry=RetrySettings(max_attempts=8, base_delay_s=0.2, max_delay_s=5.0),
                                   failure_share_limit=1.0, breaker_consecutive_failures=1_000_000)
-    journals = [CollectionJournal(scratch / f"{p.name}.duckdb") for p in config.platforms]
+    lake = LakeSettings.from_env(scratch)
+    journals = [CollectionJournal(lake, BENCH_DATE, p.name) for p in config.platforms]
     started = time.monotonic()
     try:
         reports = await asyncio.gather(*(

@@ -1,0 +1,66 @@
+"""`visibility sql`: read-only queries in three formats, time travel, and attach SQL that a plain
+DuckDB client can run."""
+
+import json
+
+import duckdb
+import pytest
+
+from tests.pipeline import write_warehouse
+from visibility_assets.cli.main import main
+from visibility_assets.paths import lake_settings
+from visibility_assets.warehouse.lake import write_with_retry
+
+
+def _sql(capsys, *args) -> tuple[int, str, str]:
+    status = main(["sql", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def two_snapshots(visibility_home):
+    """A table written, then changed: the snapshot of the first write."""
+    _, snapshot = write_with_retry(lake_settings(), lambda conn: conn.execute(
+        "CREATE TABLE answers_seen AS SELECT 'kimi' AS platform, 3 AS answers"))
+    write_warehouse(lambda conn: conn.execute("UPDATE answers_seen SET answers = 5"))
+    return snapshot
+
+
+def test_formats_table_csv_and_json(two_snapshots, capsys):
+    status, out, _ = _sql(capsys, "SELECT platform, answers FROM answers_seen")
+    assert status == 0 and "kimi" in out and "(1 row)" in out
+    status, out, _ = _sql(capsys, "SELECT platform, answers FROM answers_seen", "--format", "csv")
+    assert out.splitlines() == ["platform,answers", "kimi,5"]
+    status, out, _ = _sql(capsys, "SELECT platform, answers FROM answers_seen", "--format", "json")
+    assert json.loads(out) == [{"platform": "kimi", "answers": 5}]
+
+
+def test_as_of_reads_the_warehouse_as_it_was(two_snapshots, capsys):
+    status, out, _ = _sql(capsys, "SELECT answers FROM answers_seen", "--format", "json",
+                          "--as-of", str(two_snapshots))
+    assert status == 0 and json.loads(out) == [{"answers": 3}]
+
+
+def test_the_query_cannot_write_and_errors_are_one_line(two_snapshots, capsys):
+    status, _, err = _sql(capsys, "DELETE FROM answers_seen")
+    assert status == 2 and "read" in err.lower() and "Traceback" not in err
+    status, _, err = _sql(capsys, "SELECT * FROM no_such_table")
+    assert status == 2 and "no_such_table" in err and "Traceback" not in err
+    status, _, err = _sql(capsys, "SELECT 1", "--as-of", "999999")
+    assert status == 2 and "as of 999999" in err
+
+
+def test_print_attach_gives_sql_a_plain_duckdb_client_runs(two_snapshots, capsys):
+    status, out, _ = _sql(capsys, "--print-attach")
+    assert status == 0 and "READ_ONLY" in out and "extension_directory" in out
+    conn = duckdb.connect()
+    for statement in out.split(";\n"):
+        if statement.strip() and not statement.lstrip().startswith("--"):
+            conn.execute(statement)
+    assert conn.execute("SELECT answers FROM answers_seen").fetchall() == [(5,)]
+
+
+def test_without_a_warehouse_it_says_so(visibility_home, capsys):
+    status, _, err = _sql(capsys, "SELECT 1")
+    assert status == 2 and "no warehouse" in err
