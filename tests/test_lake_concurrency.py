@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.pipeline import read_warehouse
+from tests.pipeline import read_warehouse, write_warehouse
 from visibility_assets.cli.partition_runs import materialize_partitions
 from visibility_assets.config import load_config
 
@@ -23,6 +23,7 @@ def test_six_partitions_written_at_once_under_an_open_reader_lose_nothing_and_te
     answers = 12 * 2  # the config_dir fixture: 12 questions, 2 rounds
     keys = [(DAY, name) for name in config.platform_names]
     stop = tmp_path / "stop-reading"
+    write_warehouse(lambda conn: None)  # the warehouse exists; the user opens it, no table yet
     reader = subprocess.Popen([sys.executable, "-m", "tests.workers.lake_reader", str(stop), DAY, str(answers)],
                               stdout=subprocess.PIPE, text=True, env=dict(os.environ))
     try:

@@ -53,6 +53,8 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     assert not query(f"SELECT count(*) FROM entity_matches WHERE alias = '{new_alias}'")[0][0]
     mentions_before = query("SELECT sum(mention_count) FROM sample_brand_results WHERE brand = '阿里云'")[0][0]
     metrics_runs_before = query("SELECT DISTINCT run_id FROM mention_metrics")
+    old_version = query("SELECT DISTINCT config_version FROM mention_metrics")[0][0]
+    snapshot_before = query("FROM lake.current_snapshot()")[0][0]
 
     brands = config_dir / "brands.yaml"
     brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", f"aliases: [阿里云, {new_alias}", 1),
@@ -69,6 +71,14 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     version = load_config().catalog.version
     assert query("SELECT DISTINCT config_version FROM cleaned_samples") == [(version,)]
     assert query("SELECT DISTINCT config_version FROM mention_metrics") == [(version,)]
+
+    # The metrics as they were before the alias change, from the lake's snapshot of then.
+    explained = {as_of: _cli("explain", "--date", DAY, "--platform", "deepseek", "--brand", "阿里云", *as_of)
+                 for as_of in ((), ("--as-of", str(snapshot_before)))}
+    now, then = explained[()], explained[("--as-of", str(snapshot_before))]
+    assert now.returncode == then.returncode == 0, now.stderr + then.stderr
+    assert f"config {version}" in now.stdout and f"config {old_version}" in then.stdout
+    assert f"as of {snapshot_before}" in then.stdout and old_version != version
 
 
 def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
