@@ -64,3 +64,17 @@ def test_print_attach_gives_sql_a_plain_duckdb_client_runs(two_snapshots, capsys
 def test_without_a_warehouse_it_says_so(visibility_home, capsys):
     status, _, err = _sql(capsys, "SELECT 1")
     assert status == 2 and "no warehouse" in err
+
+
+def test_a_warehouse_file_of_an_earlier_version_is_imported_once(visibility_home, tmp_path, capsys):
+    old = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(old)) as conn:
+        conn.execute("CREATE TABLE raw_ai_responses AS SELECT 'k' || range AS request_key FROM range(3)")
+        conn.execute("CREATE VIEW stg AS SELECT * FROM raw_ai_responses")
+    assert main(["warehouse", "import", str(old)]) == 0
+    assert "raw_ai_responses: 3 rows" in capsys.readouterr().out
+    assert main(["warehouse", "import", str(old)]) == 0
+    assert "nothing to copy" in capsys.readouterr().out
+    status, out, _ = _sql(capsys, "SELECT count(*) AS n FROM raw_ai_responses", "--format", "json")
+    assert json.loads(out) == [{"n": 3}]
+    assert main(["warehouse", "import", str(tmp_path / "missing.duckdb")]) == 2

@@ -25,7 +25,7 @@ from ..collect.report import CollectionReport
 from ..days import TIMEZONE
 from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
-from .resources import CollectorResource, DataDirResource, VisibilityConfigResource
+from .resources import CollectorResource, VisibilityConfigResource
 
 # A partition that failed (platform down, breaker open) is retried by Dagster later; the
 # journal makes the retry resume where the failed attempt stopped.
@@ -78,7 +78,6 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         config: CollectConfig,
         visibility_config: VisibilityConfigResource,
         collector: CollectorResource,
-        data_dir: DataDirResource,
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
         partitions = sorted({split_partition_key(key) for key in context.partition_keys})

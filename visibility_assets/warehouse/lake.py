@@ -280,11 +280,6 @@ def reading(settings: LakeSettings, as_of: str | int | None = None):
         conn.close()
 
 
-def current_snapshot(conn: duckdb.DuckDBPyConnection) -> int:
-    """The snapshot the connection reads."""
-    return conn.execute("FROM " + LAKE + ".current_snapshot()").fetchone()[0]
-
-
 def last_committed_snapshot(conn: duckdb.DuckDBPyConnection) -> int | None:
     """The snapshot this connection's last commit made (None when it wrote nothing)."""
     return conn.execute("FROM " + LAKE + ".last_committed_snapshot()").fetchone()[0]
