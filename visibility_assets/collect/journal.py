@@ -2,8 +2,8 @@
 
 Three lake tables (journal_requests, journal_attempts, journal_answers) keyed by partition, so
 a collection killed on one machine resumes on another. Only the process holding the
-partition's lock (partition_lock.py) writes it; a checkpoint is one small lake transaction,
-which DuckLake keeps inlined in its catalog instead of a Parquet file each. Answers are keyed by
+partition's lock (partition_lock.py) writes it; a checkpoint is one small lake transaction:
+a small Parquet file that the weekly maintenance merges (warehouse/maintenance.py). Answers are keyed by
 request key: a request that succeeded is never sent or stored again. At the end of a run the
 partition is published to the warehouse tables in one transaction (warehouse/resource.py).
 """

@@ -54,18 +54,14 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
             rows = build_model(conn, model, partitions or [], context.run_id)
             return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
 
-        def prepare(conn) -> bool:
+        def prepare(conn) -> None:
             create_macros(conn, project)
             ensure_sources(conn)
-            return prepare_table(conn, model, partitions or [], context.run_id)
+            prepare_table(conn, model, partitions or [], context.run_id)
 
-        columns_added, _ = warehouse.write(prepare)
+        warehouse.write(prepare)  # a column added commits before rows fill it
         (rows, failures), snapshot = warehouse.write(build)
-        if columns_added:
-            # Rows inlined after a column was added read back as NULL in that column from another
-            # DuckDB (DuckLake of DuckDB 1.4.4); as Parquet they read right.
-            warehouse.write(lambda conn: conn.execute(
-                "CALL ducklake_flush_inlined_data('lake', table_name => $table)", {"table": model.name}).fetchall())
+
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
                                           "partitions": len(partitions or []), "lake_snapshot_id": snapshot})
         for test in model.tests:
