@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dagster import DagsterInstance
 
 from visibility_assets.instance import ensure_dagster_home
 
@@ -40,6 +41,10 @@ def _free_port() -> int:
 @pytest.fixture
 def webserver(visibility_home, config_dir, simulator):
     ensure_dagster_home()
+    # The instance's SQLite storage is created here, once: the webserver, its code server and
+    # the daemon starting side by side each tried to create it and raced on its migrations.
+    with DagsterInstance.get() as instance:
+        instance.upgrade()
     port = _free_port()
     # The webserver queues runs (QueuedRunCoordinator); the daemon starts them.
     processes = [subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL,
