@@ -7,6 +7,7 @@ import pytest
 import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunRequest, SkipReason, build_schedule_context, build_sensor_context
 
+from visibility_assets.analyze.analyzer import ANALYZER_VERSION
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.days import yesterday
 from visibility_assets.definitions import build_definitions
@@ -48,7 +49,8 @@ def test_the_config_folder_decides_partitions_schedule_and_sensors(tmp_path):
     assert resources["visibility_config"].config_dir == str(config.directory)
     catalog_sensor = defs.resolve_sensor_def("catalog_change_sensor")
     first = catalog_sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=resources))
-    assert first.cursor == config.catalog.version != load_config(EXAMPLE_CONFIG_DIR).catalog.version
+    assert first.cursor == f"{config.catalog.version}|{ANALYZER_VERSION}"
+    assert config.catalog.version != load_config(EXAMPLE_CONFIG_DIR).catalog.version
 
 
 @pytest.mark.slow

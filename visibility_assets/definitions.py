@@ -14,6 +14,7 @@ from .defs.automation import build_nightly_schedule, catalog_change_sensor, cata
 from .defs.clean import brand_catalog, build_cleaned_samples
 from .defs.collect import COLLECT_RETRY_POLICY, build_raw_ai_responses
 from .defs.config_files import visibility_config_files
+from .defs.events import collection_task_sensor
 from .defs.maintenance import lake_maintenance, maintenance_job, weekly_maintenance
 from .defs.measure import build_sql_assets
 from .defs.partitions import daily_platform_partitions
@@ -37,7 +38,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
         ],
         jobs=[nightly_job, reanalysis_job, catalog_job, report_job, maintenance_job],
         schedules=[build_nightly_schedule(config.platform_names), weekly_maintenance],
-        sensors=[catalog_change_sensor, build_report_sensor(config.platform_names)],
+        sensors=[catalog_change_sensor, collection_task_sensor, build_report_sensor(config.platform_names)],
         resources=build_resources(config),
         # In-process execution: the multiprocess default costs ~2 s per step, and a run is one
         # platform's day; parallelism comes from running platforms side by side.

@@ -1,9 +1,11 @@
 -- kind: incremental
 -- grain: date, platform, kind, category, subject
 -- A brand's mention rate, or a platform's refusal or error share, against its trailing
--- 7-day baseline: an alert when the two-proportion test gives p < 0.01 (|z| >= 2.576)
--- and the baseline holds at least 3 days. q_value is the Benjamini-Hochberg adjusted p over
--- all of the platform's tests that day (dozens of brands are tested at once).
+-- 7-day baseline, when the two-proportion test gives p < 0.05 and the baseline holds at
+-- least 3 days. q_value is the Benjamini-Hochberg adjusted p over all of the platform's tests
+-- that day (dozens of brands are tested at once). decision: 'alert' when p < 0.01 and
+-- q <= 0.10 (the change is clear; it is notified); 'borderline' otherwise (p between 0.01 and
+-- 0.05, or q high): more samples of that day can settle it (events/, extra sampling).
 WITH mention_today AS (
     SELECT date, platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
     FROM {{ ref('fct_mention_metrics') }}
@@ -92,9 +94,11 @@ SELECT
     p AS p_value,
     q_value,
     tests AS tests_that_day,
+    CASE WHEN p < 0.01 AND q_value <= 0.10 THEN 'alert' ELSE 'borderline' END AS decision,
     n1 AS answers,
     n0 AS baseline_answers,
     baseline_days,
+    now() AS stored_at,
     $run_id AS run_id
 FROM adjusted
-WHERE abs(z) >= 2.5758293035489
+WHERE p < 0.05

@@ -44,6 +44,9 @@ def add_parser(commands) -> None:
     ingest.add_argument("--platforms", type=positive_int, default=6)
     ingest.add_argument("--rows-per-partition", type=positive_int, default=20000)
     ingest.set_defaults(handler=run_ingest)
+    replay = benches.add_parser("replay", help="`visibility replay` over N stored answers, unchanged and with a changed rule")
+    replay.add_argument("--answers", type=positive_int, default=20000)
+    replay.set_defaults(handler=run_replay)
 
 
 def _print(result: dict) -> int:
@@ -75,3 +78,8 @@ def run_reanalysis(args) -> int:
 def run_ingest(args) -> int:
     from ..tools.bench.ingest import run_ingest_bench
     return _print(run_ingest_bench(args.days, min(args.platforms, 6), args.rows_per_partition))
+
+
+def run_replay(args) -> int:
+    from ..tools.bench.replay import run_replay_bench
+    return _print(run_replay_bench(args.answers))

@@ -8,10 +8,10 @@ import warnings
 
 from ..config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
 from ..tools.simulator.launch import SimulatorPortBusy
-from . import analyze, backfill, bench, demo, explain, simulate, sql, warehouse
+from . import analyze, ask, backfill, bench, demo, explain, replay, simulate, sql, warehouse
 from .arguments import UserError
 
-SUBCOMMANDS = (demo, simulate, backfill, explain, sql, warehouse, analyze, bench)
+SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,10 +43,10 @@ def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_con
 
 
 def materialize_partition(defs: Definitions, date: str, platform: str, instance: DagsterInstance,
-                          run_config: dict | None = None) -> PartitionRun:
+                          run_config: dict | None = None, extra_tags: dict[str, str] | None = None) -> PartitionRun:
     """One nightly run of one partition, tagged as the schedule tags it."""
     result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
-                     tags=partition_tags(date, platform))
+                     tags={**partition_tags(date, platform), **(extra_tags or {})})
     return PartitionRun(date, platform, result.success, result.run_id, materialization_metadata(result),
                         None if result.success else failure_message(result))
 

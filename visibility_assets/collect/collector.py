@@ -29,7 +29,7 @@ SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
 from ..warehouse.lake import LakeSettings
 from .journal import CollectionJournal
 from .pacing import AdaptiveRateLimiter
-from .plan import PlannedRequest, plan_requests
+from .plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
 
 # httpcore's pool slows down sharply past ~100 connections; one pool per platform, capped.
 MAX_CONNECTIONS_PER_PLATFORM = 100
@@ -67,11 +67,13 @@ class PartitionOutcome:
 def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
                        lake: LakeSettings,
                        settings: CollectionSettings = CollectionSettings(),
-                       log: Callable[[str], None] = lambda _: None) -> list[PartitionOutcome]:
+                       log: Callable[[str], None] = lambda _: None,
+                       task: TaskRequests | None = None) -> list[PartitionOutcome]:
     """Collect several partitions in one run: platforms side by side on one event loop, each
     with its own pacing and connection pool, and each platform's days one after the other (so
     its rate limit holds). A platform that fails (breaker, missing key) is not asked for its
-    later days; those stay uncollected for the next run."""
+    later days; those stay uncollected for the next run. With a `task` (events/), the one
+    partition asks that task's requests instead of the nightly plan."""
     days_by_platform: dict[str, list[str]] = {}
     for date, platform in sorted(partitions):
         days_by_platform.setdefault(platform, []).append(date)
@@ -86,7 +88,7 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
             with CollectionJournal(lake, date, platform.name) as journal:
                 try:
                     outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
-                                                                   settings, log)
+                                                                   settings, log, task)
                     check_report(outcome.report, settings.failure_share_limit)
                 except (CollectionFailed, *SETUP_ERRORS) as exc:
                     outcome.error = exc
@@ -102,11 +104,12 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
 
 async def collect_partition_async(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                                   journal: CollectionJournal, settings: CollectionSettings,
-                                  log: Callable[[str], None] = lambda _: None) -> CollectionReport:
+                                  log: Callable[[str], None] = lambda _: None,
+                                  task: TaskRequests | None = None) -> CollectionReport:
     """Collect one partition on the running loop; several platforms can share one loop."""
-    planned = plan_requests(config, platform, date)
+    planned = plan_task_requests(config, platform, task) if task else plan_requests(config, platform, date)
     report = CollectionReport(platform.name, date, planned=len(planned),
-                              permitted_rps=platform.rate_limit_rps)
+                              planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
     journal.register_plan(planned)
     done = journal.succeeded_keys()
     todo = [r for r in planned if r.request_key not in done]
@@ -121,8 +124,10 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     timeout = settings.timeout_s or platform.timeout_s
     limits = httpx.Limits(max_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM),
                           max_keepalive_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM))
-    run = _Run(report, journal, settings, log, journal.attempts_so_far(),
-               _CostCap(platform.max_cost_per_day, journal.cost_so_far()))
+    caps = [(platform.max_cost_per_day, journal.cost_so_far())]
+    if task is not None and task.extra:
+        caps.append((platform.extra_cost_per_day, journal.cost_so_far(extra_only=True)))
+    run = _Run(report, journal, settings, log, journal.attempts_so_far(), _CostCap(caps))
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
@@ -262,13 +267,15 @@ class _Run:
 
 
 class _CostCap:
-    """max_cost_per_day: once the partition's spend reaches it, the rest is deferred."""
+    """max_cost_per_day (and, for an event-driven task, extra_cost_per_day): once a spend
+    reaches its limit, the rest is deferred. Each cap is (limit or None, spent so far)."""
 
-    def __init__(self, limit: float | None, spent: float):
-        self.limit, self.spent = limit, spent
+    def __init__(self, caps: list[tuple[float | None, float]]):
+        self.caps = [[limit, spent] for limit, spent in caps]
 
     def add(self, cost: float) -> None:
-        self.spent += cost
+        for cap in self.caps:
+            cap[1] += cost
 
     def reached(self) -> bool:
-        return self.limit is not None and self.spent >= self.limit
+        return any(limit is not None and spent >= limit for limit, spent in self.caps)

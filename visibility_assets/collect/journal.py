@@ -19,9 +19,9 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
-from ..warehouse.db import ensure_table
+from ..warehouse.db import ensure_table, insert_batch
 from ..warehouse.lake import LakeSettings, write_with_retry
-from ..warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES, Table
+from ..warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
 from .partition_lock import PartitionBusy, partition_lock
 from .plan import PlannedRequest, content_hash
@@ -64,9 +64,9 @@ class CollectionJournal:
         rows = self.query(select + " WHERE " + PARTITION)
         return [tuple(r) if row else r[0] for r in rows]
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         """The rows of a query that names this partition as $date and $platform."""
-        return self._write(lambda conn: conn.execute(sql, self._params).fetchall())
+        return self._write(lambda conn: conn.execute(sql, {**self._params, **(params or {})}).fetchall())
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         """One transaction, started over on a commit conflict or a busy catalog."""
@@ -78,11 +78,12 @@ class CollectionJournal:
         new = [r for r in planned if r.request_key not in self._requests]
         batch = JOURNAL_REQUESTS.batch([
             (r.request_key, date.fromisoformat(r.date), r.platform, r.question_id, r.question_text, r.category,
-             r.scene, r.round, r.priority, r.model, r.params_json, r.prompt_hash, PENDING, 0, None, None, now)
+             r.scene, r.round, r.priority, r.model, r.params_json, r.prompt_hash, PENDING, 0, None, None, now,
+             r.task_id)
             for r in new])
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:
-            _insert(conn, JOURNAL_REQUESTS, batch)
+            insert_batch(conn, JOURNAL_REQUESTS, batch)
             conn.execute("UPDATE journal_requests SET state = $pending, updated_at = $now"
                          " WHERE " + PARTITION + " AND state = $deferred",
                          {**self._params, "pending": PENDING, "deferred": DEFERRED, "now": now})
@@ -93,9 +94,14 @@ class CollectionJournal:
     def succeeded_keys(self) -> set[str]:
         return set(self._answers)
 
-    def cost_so_far(self) -> float:
-        """What the partition's stored answers cost (max_cost_per_day counts it)."""
-        return self.query("SELECT coalesce(sum(cost), 0) FROM journal_answers WHERE " + PARTITION)[0][0]
+    def cost_so_far(self, extra_only: bool = False) -> float:
+        """What the partition's stored answers cost (max_cost_per_day counts it); with
+        `extra_only`, those of event-driven tasks (extra_cost_per_day counts them)."""
+        return self.query(
+            "SELECT coalesce(sum(a.cost), 0) FROM journal_answers AS a JOIN journal_requests AS r"
+            " USING (request_key, date, platform)"
+            " WHERE a.date = $date AND a.platform = $platform AND (r.task_id IS NOT NULL OR NOT $extra_only)",
+            {"extra_only": extra_only})[0][0]
 
     def attempts_so_far(self) -> dict[str, int]:
         latest: dict[str, int] = {}
@@ -126,8 +132,8 @@ class CollectionJournal:
              "error_message": o.error_message, "attempts": len(o.attempts)} for o in outcomes])
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:
-            _insert(conn, JOURNAL_ATTEMPTS, attempt_rows)
-            _insert(conn, JOURNAL_ANSWERS, answer_rows)
+            insert_batch(conn, JOURNAL_ATTEMPTS, attempt_rows)
+            insert_batch(conn, JOURNAL_ANSWERS, answer_rows)
             if outcomes:
                 conn.register("batch", states)
                 conn.execute(
@@ -145,13 +151,6 @@ class CollectionJournal:
 
     def state_counts(self) -> dict[str, int]:
         return dict(self.query("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))
-
-
-def _insert(conn: duckdb.DuckDBPyConnection, table: Table, batch: pa.Table) -> None:
-    if batch.num_rows:
-        conn.register("batch", batch)
-        conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM batch")
-        conn.unregister("batch")
 
 
 def answer_row(outcome: RequestOutcome) -> tuple:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date as Date
+from typing import Protocol
 
 from ..config import Platform, Question, VisibilityConfig
 from .dialects import dialect_of
@@ -28,6 +31,7 @@ class PlannedRequest:
     model: str
     prompt_hash: str
     body: dict
+    task_id: str | None = None  # the event-driven task that asked it (collection_tasks); None: nightly
 
     @property
     def params_json(self) -> str:
@@ -41,16 +45,42 @@ def request_body(platform: Platform, question: Question) -> dict:
 
 
 def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> list[PlannedRequest]:
+    """The nightly plan: every question, rounds 1..platform.rounds."""
+    return _plan(platform, date, config.questions, range(1, platform.rounds + 1))
+
+
+def plan_task_requests(config: VisibilityConfig, platform: Platform, task: TaskRequests) -> list[PlannedRequest]:
+    """An event-driven task's requests. Extra rounds (alerts, ad-hoc) are numbered after the
+    day's other rounds and keyed by the task too, so they never coincide with a nightly
+    request; questions added to the config get the nightly requests the day lacked."""
+    questions = config.questions_of(ids=task.question_ids)
+    rounds = range(task.first_round, task.first_round + task.rounds)
+    return _plan(platform, task.date.isoformat(), questions, rounds, task.task_id if task.extra else None)
+
+
+class TaskRequests(Protocol):
+    task_id: str
+    date: Date
+    question_ids: list[str]
+    first_round: int
+    rounds: int
+    extra: bool
+
+
+def _plan(platform: Platform, date: str, questions: Sequence[Question], rounds: Iterable[int],
+          task_id: str | None = None) -> list[PlannedRequest]:
     planned = []
-    for round_ in range(1, platform.rounds + 1):
-        for question in config.questions:
+    for round_ in rounds:
+        for question in questions:
             body = request_body(platform, question)
             prompt_hash = _digest(json.dumps(body, sort_keys=True, ensure_ascii=False))
-            key = _digest(f"{date}|{platform.name}|{question.id}|{round_}|{prompt_hash}")
+            identity = f"{date}|{platform.name}|{question.id}|{round_}|{prompt_hash}"
+            key = _digest(identity if task_id is None else f"{identity}|task:{task_id}")
             planned.append(PlannedRequest(
                 request_key=key, date=date, platform=platform.name, question_id=question.id,
                 question_text=question.text, category=question.category, scene=question.scene, round=round_,
                 priority=question.priority, model=platform.model, prompt_hash=prompt_hash, body=body,
+                task_id=task_id,
             ))
     # Highest priority first, so a collection cut short by its deadline loses the least; within
     # a priority, every question's first round before any second round.

@@ -11,6 +11,7 @@ class CollectionReport:
     platform: str
     date: str
     planned: int = 0
+    planned_keys: list[str] = field(default_factory=list)  # every one must be stored, or be why not
     skipped_done: int = 0
     to_send: int = 0
     succeeded: int = 0  # answered, truncated or moderated: stored either way

@@ -11,6 +11,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .entry import _Entry
+from .events import EventsFile
 from .schema import (
     Brand,
     BrandCatalog,
@@ -19,7 +21,6 @@ from .schema import (
     Price,
     Question,
     VisibilityConfig,
-    _Entry,
     normalize_alias,
 )
 
@@ -30,6 +31,7 @@ BRANDS_FILE = "brands.yaml"
 QUESTIONS_FILE = "questions.yaml"
 PLATFORMS_FILE = "platforms.yaml"
 PRICES_FILE = "prices.yaml"  # optional: without it costs are null
+EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webhooks
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -57,6 +59,7 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
                 f" (brands.yaml defines: {', '.join(sorted(categories)) or 'none'})"
             )
     prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms}, problems)
+    events = _load_document(root / EVENTS_FILE, EventsFile, problems)
     if problems:
         raise ConfigError(problems)
     assert catalog is not None
@@ -66,6 +69,8 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
         questions=tuple(q for _, q in questions),
         platforms=tuple(p for _, p in platforms),
         prices=tuple(p for _, p in prices),
+        events=events.events,
+        notifications=events.notifications,
     )
 
 
@@ -85,6 +90,63 @@ def _load_prices(path: Path, platform_names: set[str], problems: list[str]) -> l
     _check_unique(PRICES_FILE, entries, lambda p: (p.platform, p.model, p.effective_from),
                   "price start for this platform and model", problems)
     return entries
+
+
+def _load_document(path: Path, model: type[_Entry], problems: list[str]) -> Any:
+    """An optional file whose top level is one mapping of sections; absent, every default."""
+    if not path.exists():
+        return model()
+    parsed = _parse_yaml(path, problems)
+    if parsed is None:
+        return model()
+    document, data = parsed
+    if data is None:
+        return model()
+    if not isinstance(data, dict):
+        problems.append(f"{path.name}: expected a mapping of sections ({', '.join(model.model_fields)})")
+        return model()
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            problems.append(f"{path.name} line {_line_of(document, error['loc'])}: {_describe(error)}")
+        return model()
+
+
+def _line_of(node: yaml.Node, loc: tuple) -> int:
+    """The line of the deepest node on a validation error's path that the document has."""
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _parse_yaml(path: Path, problems: list[str]) -> tuple[yaml.Node, Any] | None:
+    """The composed document (for line numbers) and its data; None after recording why not."""
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: file not found")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot read: {exc}")
+        return None
+    try:
+        return yaml.compose(text), yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}")
+        return None
 
 
 def load_catalog(path: str | os.PathLike) -> BrandCatalog:
@@ -131,22 +193,10 @@ def _load_catalog(path: Path, problems: list[str]) -> BrandCatalog | None:
 def _load_entries(path: Path, key: str, model: type[_Entry], problems: list[str]) -> list[tuple[int, Any]]:
     """Parse one file into (line, entry) pairs, appending a message per bad entry."""
     name = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(f"{path}: file not found")
+    parsed = _parse_yaml(path, problems)
+    if parsed is None:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot read: {exc}")
-        return []
-    try:
-        document = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}")
-        return []
+    document, data = parsed
     if not isinstance(data, dict) or set(data) != {key}:
         found = ", ".join(map(str, data)) if isinstance(data, dict) else type(data).__name__
         problems.append(f"{name}: expected exactly one top-level key '{key}:' (found: {found})")

@@ -8,13 +8,18 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import Field, StrictBool, model_validator
+
+from .entry import _Entry
+from .events import EventSettings, Notifications
+
 
 class ConfigError(Exception):
     """The configuration cannot be used; the message lists every problem found."""
@@ -30,10 +35,6 @@ def normalize_alias(alias: str) -> str:
 
 
 # --- entry schemas: unknown keys are errors, types are checked -------------------------
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-
 
 class Brand(_Entry):
     name: str = Field(min_length=1)
@@ -71,6 +72,10 @@ class Platform(_Entry):
     thinking: Literal["enabled", "disabled"] | None = None  # None: the platform's default, nothing sent
     extra_body: dict[str, Any] = Field(default_factory=dict)  # merged into every request body
     max_cost_per_day: float | None = Field(default=None, gt=0)  # in the price table's currency
+    # The daily budget of extra sampling (events.yaml): requests beyond the nightly plan, and
+    # their cost in the price table's currency (None: no cost cap).
+    extra_requests_per_day: int = Field(default=100, ge=0, le=1_000_000)
+    extra_cost_per_day: float | None = Field(default=None, ge=0, le=1e9)
 
     def api_key(self) -> str | None:
         """The key from the environment; raises MissingApiKey when the platform needs one."""
@@ -156,10 +161,17 @@ class VisibilityConfig:
     questions: tuple[Question, ...]
     platforms: tuple[Platform, ...]
     prices: tuple[Price, ...] = ()
+    events: EventSettings = field(default_factory=EventSettings)
+    notifications: Notifications = field(default_factory=Notifications)
 
     @property
     def brands(self) -> tuple[Brand, ...]:
         return self.catalog.brands
+
+    def questions_of(self, category: str | None = None, ids: Sequence[str] | None = None) -> tuple[Question, ...]:
+        """The questions of a category, or with these ids (in the file's order)."""
+        return tuple(q for q in self.questions
+                     if (category is None or q.category == category) and (ids is None or q.id in ids))
 
     def platform(self, name: str) -> Platform:
         for p in self.platforms:

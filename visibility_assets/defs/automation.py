@@ -3,7 +3,7 @@ sensor that re-analyses history after an alias change (which never asks a platfo
 
 import os
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 from dagster import (
@@ -18,7 +18,10 @@ from dagster import (
     sensor,
 )
 
+from ..analyze.analyzer import ANALYZER_VERSION
 from ..days import TIMEZONE, yesterday
+from ..events.model import Event, stable_id
+from ..events.service import record_events
 from ..warehouse.resource import WarehouseResource
 from .partitions import partition_key, partition_tags
 from .resources import VisibilityConfigResource
@@ -104,19 +107,24 @@ def reanalysis_range(warehouse: WarehouseResource) -> tuple[date, date]:
 @sensor(
     jobs=[catalog_job, reanalysis_job],
     minimum_interval_seconds=60,
-    description="When brands.yaml changes (its hash), re-analyse the last VISIBILITY_REANALYSIS_DAYS days"
-    " (90 by default) of every platform: one single run per platform over cleaned_samples and"
-    " everything downstream, never raw_ai_responses.",
+    description="When brands.yaml changes (its hash) or the analyzer's version does, re-analyse the last"
+    " VISIBILITY_REANALYSIS_DAYS days (90 by default) of every platform: one single run per platform over"
+    " cleaned_samples and everything downstream, never raw_ai_responses.",
 )
 def catalog_change_sensor(context: SensorEvaluationContext, visibility_config: VisibilityConfigResource,
                           warehouse: WarehouseResource):
     config = visibility_config.load()
-    version = config.catalog.version
-    if context.cursor == version:
-        return SkipReason(f"brands.yaml unchanged ({version})")
+    version = f"{config.catalog.version}|{ANALYZER_VERSION}"
     if context.cursor is None:
-        return SensorResult(cursor=version, skip_reason=f"first look at brands.yaml ({version})")
+        return SensorResult(cursor=version, skip_reason=f"first look at brands.yaml and the analyzer ({version})")
+    # A cursor from before the analyzer's version was part of it: that version is the current one.
+    seen_catalog, _, seen_analyzer = context.cursor.partition("|")
+    seen = f"{seen_catalog}|{seen_analyzer or ANALYZER_VERSION}"
+    if seen == version:
+        return SkipReason(f"brands.yaml and the analyzer unchanged ({version})")
     since, until = reanalysis_range(warehouse)
+    if seen_analyzer and seen_analyzer != ANALYZER_VERSION:
+        record_analyzer_change(warehouse, config, seen_analyzer, since, until)
     requests = [RunRequest(run_key=f"catalog-{version}", job_name=catalog_job.name)]
     requests += [
         RunRequest(run_key=f"reanalysis-{version}-{platform}", job_name=reanalysis_job.name,
@@ -124,3 +132,13 @@ def catalog_change_sensor(context: SensorEvaluationContext, visibility_config: V
         for platform in config.platform_names
     ]
     return SensorResult(run_requests=requests, cursor=version)
+
+
+def record_analyzer_change(warehouse: WarehouseResource, config, previous: str, since: date, until: date) -> None:
+    """An event that says why history was analysed again (it asks no platform anything)."""
+    now = datetime.now(UTC)
+    event = Event(event_id=stable_id("analyzer_version", previous, ANALYZER_VERSION), kind="analyzer_version",
+                  date=until, platform=None, category=None, subject=ANALYZER_VERSION,
+                  reason=f"analyzer {previous} -> {ANALYZER_VERSION}: {since} .. {until} re-analysed on every platform"
+                  " (`visibility replay` shows what changes)", created_at=now, collects=False)
+    record_events(warehouse, config, [event], now)

@@ -1,6 +1,6 @@
 """Collect: raw_ai_responses, every answer of one platform on one day, verbatim, exactly once."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
 from zoneinfo import ZoneInfo
 
@@ -22,7 +22,11 @@ from pydantic import Field
 
 from ..collect.collector import SETUP_ERRORS, PartitionOutcome
 from ..collect.report import CollectionReport
+from ..config import UnknownPlatform, VisibilityConfig
 from ..days import TIMEZONE
+from ..events.detect import BadRequest, adhoc_event
+from ..events.model import DONE, REQUESTED, Task
+from ..events.service import load_task, move_task, over_budget_message, record_events
 from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
 from .resources import CollectorResource, VisibilityConfigResource
@@ -32,12 +36,24 @@ from .resources import CollectorResource, VisibilityConfigResource
 COLLECT_RETRY_POLICY = RetryPolicy(max_retries=3, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
 
+class AskConfig(Config):
+    """An ad-hoc request from the launchpad: these questions (or a category's, or all), N rounds."""
+
+    questions: list[str] = Field(default_factory=list, description="question ids, e.g. [q001, q002]")
+    category: str | None = Field(default=None, description="every question of this category")
+    rounds: int = Field(default=1, ge=1, le=50, description="extra rounds of each question")
+
+
 class CollectConfig(Config):
     deadline: str | None = Field(
         default=None,
         description="When to stop sending and defer the rest: 'HH:MM' (Asia/Shanghai, the next such"
         " time after the run starts) or an ISO datetime. Unset: no deadline.",
     )
+    task_id: str | None = Field(
+        default=None, description="Collect this event-driven task (collection_tasks) instead of the nightly plan.")
+    ask: AskConfig | None = Field(
+        default=None, description="Ask these questions now, under request keys of their own (an ad-hoc task).")
 
 
 def resolve_deadline(text: str | None, now: datetime | None = None) -> float | None:
@@ -81,28 +97,63 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
         partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-        outcomes = collector.collect(visibility_config.load(), partitions, context.run_id, warehouse,
-                                     resolve_deadline(config.deadline), context.log.info)
+        loaded = visibility_config.load()
+        task = task_of_run(context.run_id, config, loaded, partitions, warehouse)
+        outcomes = collector.collect(loaded, partitions, context.run_id, warehouse,
+                                     resolve_deadline(config.deadline), context.log.info, task)
         # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-        published = {(o.date, o.platform): warehouse.publish_collection(o.date, o.platform)
+        published = {(o.date, o.platform): warehouse.publish_collection(o.date, o.platform, o.report.planned_keys)
                      for o in outcomes if o.report is not None}
-        stored = {partition: count for partition, (count, _) in published.items()}
+        stored = {partition: counts[0] for partition, (counts, _) in published.items()}
         metadata = run_metadata(outcomes, stored)
         snapshots = [snapshot for _, snapshot in published.values() if snapshot is not None]
         if snapshots:
             metadata["lake_snapshot_id"] = max(snapshots)
         for outcome in outcomes:
             if outcome.report is not None:
-                check_stored(outcome, stored[(outcome.date, outcome.platform)], metadata)
+                check_stored(outcome, published[(outcome.date, outcome.platform)][0][1], metadata)
         errors = list(dict.fromkeys(str(o.error) for o in outcomes if o.error is not None))
         if errors:
             # A missing key, a setting the platform cannot honour or an account to top up needs a
             # person; retrying the step would only fail again (or hammer a platform that said no).
             retry = all(needs_only_time(o.error) for o in outcomes if o.error is not None)
             raise Failure(description="; ".join(errors), metadata=metadata, allow_retries=retry)
+        if task is not None:
+            report = outcomes[0].report
+            metadata.update({"task_id": task.task_id, "task_kind": task.kind, "task_reason": task.reason})
+            if report.deferred == 0:
+                move_task(warehouse, task.task_id, DONE, f"{report.succeeded} answered, {report.skipped_done}"
+                          f" already stored", context.run_id)
         return MaterializeResult(metadata=metadata)
 
     return raw_ai_responses
+
+
+def task_of_run(run_id: str, config: CollectConfig, loaded: VisibilityConfig, partitions: list[tuple[str, str]],
+                warehouse: WarehouseResource) -> Task | None:
+    """The event-driven task this run collects: named by task_id, or created from `ask` (the
+    launchpad; its event is keyed by the run, so a step retry finds the same task). None: nightly."""
+    if config.task_id is None and config.ask is None:
+        return None
+    if len(partitions) != 1:
+        raise Failure(description="an ad-hoc request or a task collects one partition; select one date and"
+                      " platform", allow_retries=False)
+    (day, platform), now = partitions[0], datetime.now(UTC)
+    if config.ask is not None:
+        try:
+            event = adhoc_event(loaded, platform, date.fromisoformat(day), config.ask.questions, config.ask.category,
+                                config.ask.rounds, f"launchpad run {run_id}", now, ident=run_id)
+        except (BadRequest, UnknownPlatform) as exc:
+            raise Failure(description=f"ask: {exc}", allow_retries=False) from None
+        plan = record_events(warehouse, loaded, [event], now)
+        if not plan.new_tasks:
+            raise Failure(description=f"ask: {over_budget_message(loaded, platform)}", allow_retries=False)
+        return move_task(warehouse, plan.new_tasks[0].task_id, REQUESTED, "launched from the launchpad", run_id)
+    task = load_task(warehouse, config.task_id)
+    if task is None or (task.date.isoformat(), task.platform) != (day, platform):
+        raise Failure(description=f"task {config.task_id} is not a task of {day} {platform} in collection_tasks",
+                      allow_retries=False)
+    return task
 
 
 def check_stored(outcome: PartitionOutcome, stored: int, metadata: dict) -> None:

@@ -45,7 +45,7 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -
         html = render_report(conn, day)
         summary = conn.execute(
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
-                      (SELECT count(*) FROM visibility_alerts WHERE date = $day)
+                      (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')
                FROM mention_metrics WHERE date = $day""", {"day": day}).fetchone()
     folder = data_dir.reports_dir()
     folder.mkdir(parents=True, exist_ok=True)

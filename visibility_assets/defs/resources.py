@@ -8,6 +8,7 @@ from dagster import ConfigurableResource
 
 from ..collect.client import RetrySettings
 from ..collect.collector import CollectionSettings, PartitionOutcome, collect_partitions
+from ..collect.plan import TaskRequests
 from ..config import VisibilityConfig, load_config
 from ..paths import data_dir, lake_settings
 from ..warehouse.resource import WarehouseResource
@@ -44,7 +45,7 @@ class CollectorResource(ConfigurableResource):
 
     def collect(self, config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
                 warehouse: WarehouseResource, deadline: float | None = None,
-                log: Callable[[str], None] = print) -> list[PartitionOutcome]:
+                log: Callable[[str], None] = print, task: TaskRequests | None = None) -> list[PartitionOutcome]:
         settings = CollectionSettings(
             retry=RetrySettings(self.max_attempts, self.base_delay_s, self.max_delay_s, self.max_wait_s),
             deadline=deadline,
@@ -52,7 +53,7 @@ class CollectorResource(ConfigurableResource):
             breaker_consecutive_failures=self.breaker_consecutive_failures,
             timeout_s=self.timeout_s,
         )
-        return collect_partitions(config, partitions, run_id, warehouse.settings(), settings, log)
+        return collect_partitions(config, partitions, run_id, warehouse.settings(), settings, log, task)
 
 
 def build_resources(config: VisibilityConfig) -> dict:

@@ -102,21 +102,24 @@ def _trend_chart(conn, day: Date, category: str) -> str:
 def _alerts_table(conn, day: Date) -> str:
     rows = conn.execute(
         """SELECT date, platform, kind, coalesce(category, ''), subject, direction, rate, rate_low, rate_high,
-                  baseline_rate, baseline_low, baseline_high, p_value, q_value
-           FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, p_value""",
+                  baseline_rate, baseline_low, baseline_high, p_value, q_value, decision
+           FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, decision, p_value""",
         [day - timedelta(days=ALERT_DAYS - 1), day]).fetchall()
     if not rows:
         return ('<p class="note">No alerts: no brand or platform moved against its 7-day baseline by more than'
-                " chance explains (two-proportion test, p &lt; 0.01).</p>")
+                " chance explains (two-proportion test, p &lt; 0.05).</p>")
     head = ("<tr><th>date</th><th>platform</th><th>what</th><th>category</th><th>subject</th><th>change</th>"
-            "<th>now (95% CI)</th><th>7-day baseline (95% CI)</th><th>p</th><th>q (BH)</th></tr>")
+            "<th>now (95% CI)</th><th>7-day baseline (95% CI)</th><th>p</th><th>q (BH)</th><th>decision</th></tr>")
     body = "".join(
         f"<tr><td>{d}</td><td>{escape(p)}</td><td>{escape(k)}</td><td>{escape(c)}</td><td>{escape(s)}</td>"
         f'<td class="{direction}">{"▲" if direction == "up" else "▼"} {rate - base:+.0%}</td>'
         f"<td>{rate:.0%} ({lo:.0%}-{hi:.0%})</td><td>{base:.0%} ({blo:.0%}-{bhi:.0%})</td><td>{pv:.1e}</td>"
-        f"<td>{qv:.2f}</td></tr>"
-        for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv, qv in rows)
-    return f"<table>{head}{body}</table>"
+        f"<td>{qv:.2f}</td><td>{escape(decision)}</td></tr>"
+        for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv, qv, decision in rows)
+    note = ('<p class="note">alert: p &lt; 0.01 and q &le; 0.10, a clear change. borderline: p &lt; 0.05 but'
+            " not clear yet; the platform is asked that category's questions for extra rounds that day"
+            " (collection_tasks).</p>")
+    return f"<table>{head}{body}</table>{note}"
 
 
 def _moderation_table(conn, day: Date) -> str:

@@ -90,16 +90,19 @@ class WarehouseResource(ConfigurableResource):
         settings = self.settings()
         return settings.catalog_kind != "sqlite" or Path(settings.catalog.partition(":")[2]).exists()
 
-    def publish_collection(self, date: str, platform: str) -> tuple[int, int | None]:
-        """Replace the partition's collection rows with its journal's; the answer count and snapshot."""
-        def work(conn: duckdb.DuckDBPyConnection) -> int:
+    def publish_collection(self, date: str, platform: str,
+                           planned_keys: list[str]) -> tuple[tuple[int, int], int | None]:
+        """Replace the partition's collection rows with its journal's. Returns (answers stored,
+        of them answers to `planned_keys`) and the snapshot."""
+        def work(conn: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             for table in COLLECTION_TABLES + JOURNAL_TABLES:
                 ensure_table(conn, table)
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
                 "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
-            return conn.execute("SELECT count(*) FROM raw_ai_responses WHERE date = ? AND platform = ?",
-                                [date, platform]).fetchone()[0]
+            return conn.execute("SELECT count(*), count(*) FILTER (list_contains($keys, request_key))"
+                                " FROM raw_ai_responses WHERE date = $date AND platform = $platform",
+                                {"date": date, "platform": platform, "keys": planned_keys}).fetchone()
 
         return self.write(work)
 

@@ -103,6 +103,7 @@ JOURNAL_REQUESTS = Table("journal_requests", (
     optional("last_error_class", pa.string()),
     optional("last_error", pa.string()),
     required("updated_at", TIMESTAMP),
+    optional("task_id", pa.string()),  # the event-driven task that asked it (collection_tasks); null: nightly
 ), primary_key=("request_key",))
 
 JOURNAL_ATTEMPTS = Table("journal_attempts", (  # append-only ledger: one row per HTTP attempt
@@ -153,14 +154,14 @@ JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)
 # --- the warehouse: what publishing a journal writes ----------------------------------------
 
 REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_text", "category", "scene",
-                   "round", "model", "params_json", "prompt_hash"]
+                   "round", "model", "params_json", "prompt_hash", "task_id"]
 RAW_AI_RESPONSES = Table(
     "raw_ai_responses",
     tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:-2],
     primary_key=("request_key",))
 COLLECTION_REQUESTS = JOURNAL_REQUESTS.project(
     "collection_requests", ["request_key", "date", "platform", "question_id", "round", "priority", "state",
-                            "attempts", "last_error_class", "last_error", "updated_at"],
+                            "attempts", "last_error_class", "last_error", "updated_at", "task_id"],
     primary_key=("request_key",))
 HTTP_ATTEMPTS = Table("http_attempts", JOURNAL_ATTEMPTS.fields, primary_key=("request_key", "attempt"))
 

@@ -304,7 +304,7 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
         return _faulty(_tool_call(app, platform, dialect, ask, ident, receipt, body_digest, prompt_tokens,
                                   extra_rng, latency, limit_headers), fault)
 
-    composed = compose_answer_detailed(answer_rng, ask.question, brands, platform, day)
+    composed = compose_answer_detailed(answer_rng, ask.question, brands, platform, day, behaviour.factors_on(day))
     text = composed.text
     completion = Completion(ident=ident, created=int(time.time()), model=ask.model, text=text,
                             prompt_tokens=prompt_tokens)

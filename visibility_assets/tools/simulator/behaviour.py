@@ -58,6 +58,9 @@ class PlatformBehaviour:
     # seconds before the JSON body (only answers whose latency is at least this long).
     keepalive_s: float = 1.0
     cache_hit_rate: float = 0.3  # share of requests that report cached prompt tokens
+    # (brand, first day YYYY-MM-DD, factor): from that day on, the platform names the brand with
+    # its weight multiplied by factor (a change of known size, for tests and demos).
+    brand_shifts: tuple[tuple[str, str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.window_retry_header not in WINDOW_RETRY_HEADERS:
@@ -101,6 +104,13 @@ class PlatformBehaviour:
         if roll < self.moderation_rate + self.truncation_rate:
             return TRUNCATED
         return None
+
+    def factors_on(self, day: str | None) -> dict[str, float]:
+        factors: dict[str, float] = {}
+        for brand, first_day, factor in self.brand_shifts:
+            if day is not None and day[:10] >= first_day:
+                factors[brand] = factors.get(brand, 1.0) * factor
+        return factors
 
     def draw_latency(self, rng: random.Random, time_scale: float) -> float:
         low, high = self.latency_s

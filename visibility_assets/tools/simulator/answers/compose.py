@@ -6,7 +6,7 @@ closing line and a reference block."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .citations import reference_block
 from .draft import Draft, pick
@@ -25,8 +25,9 @@ def compose_answer(rng: random.Random, question: str, brands: Sequence[SimBrand]
 
 
 def compose_answer_detailed(rng: random.Random, question: str, brands: Sequence[SimBrand], platform: str,
-                            day: str | None = None) -> ComposedAnswer:
-    """Like :func:`compose_answer`, but also returns the ground truth of the answer."""
+                            day: str | None = None, factors: Mapping[str, float] | None = None) -> ComposedAnswer:
+    """Like :func:`compose_answer`, but also returns the ground truth of the answer. `factors`
+    multiplies the platform's weight of the brands it names (a shift a test or a demo sets)."""
     brands = tuple(brands)
     style = style_for(platform)
     info = read_question(question)
@@ -38,7 +39,7 @@ def compose_answer_detailed(rng: random.Random, question: str, brands: Sequence[
         if r < threshold:
             text = pick(rng, _whole_answers(kind, info.language))
             return ComposedAnswer(text=text, kind=kind, language=info.language)
-    return _valid_answer(rng, question, brands, platform, day, style, info)
+    return _valid_answer(rng, question, brands, platform, day, style, info, factors)
 
 
 def _whole_answers(kind: str, language: str) -> tuple[str, ...]:
@@ -52,11 +53,12 @@ def _whole_answers(kind: str, language: str) -> tuple[str, ...]:
 
 
 def _valid_answer(rng: random.Random, question: str, brands: tuple[SimBrand, ...], platform: str,
-                  day: str | None, style: PlatformStyle, info: QuestionInfo) -> ComposedAnswer:
+                  day: str | None, style: PlatformStyle, info: QuestionInfo,
+                  factors: Mapping[str, float] | None = None) -> ComposedAnswer:
     year = day[:4] if day and day[:4].isdigit() else "2025"  # labels such as "2025年云服务横评"
     quoted_brands = question_brands(info.quote, brands) if brands else ()  # those the shortened quote keeps
     draft = Draft(rng, style, info, brand_infos(brands), year, quoted_brands)
-    plan = plan_answer(draft, question, brands, platform, day)
+    plan = plan_answer(draft, question, brands, platform, day, factors)
     lines = []
     has_think = rng.random() < style.think_rate
     if has_think:

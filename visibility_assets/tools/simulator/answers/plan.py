@@ -5,6 +5,7 @@ against, its citations, where a trap phrase and a URL go."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .citations import Citations, plan_citations
@@ -37,9 +38,9 @@ class AnswerPlan:
 
 
 def plan_answer(draft: Draft, question: str, brands: tuple[SimBrand, ...], platform: str,
-                day: str | None) -> AnswerPlan:
+                day: str | None, factors: Mapping[str, float] | None = None) -> AnswerPlan:
     rng = draft.rng
-    options = _choose_options(rng, draft.style, question, brands, platform, day)
+    options = _choose_options(rng, draft.style, question, brands, platform, day, factors)
     items, fillers = _add_fillers(rng, options, brands, draft.language)
     listed = set(options)
     plan = AnswerPlan(options, [i for i in range(len(brands)) if i not in listed], items, fillers)
@@ -53,7 +54,7 @@ def plan_answer(draft: Draft, question: str, brands: tuple[SimBrand, ...], platf
 
 
 def _choose_options(rng: random.Random, style: PlatformStyle, question: str, brands: tuple[SimBrand, ...],
-                    platform: str, day: str | None) -> list[int]:
+                    platform: str, day: str | None, factors: Mapping[str, float] | None = None) -> list[int]:
     """Mostly the brands the question names, then a weighted sample of the platform's favourites."""
     n = len(brands)
     named = [i for i in question_brands(question, brands) if rng.random() < 0.92] if n else []
@@ -70,6 +71,8 @@ def _choose_options(rng: random.Random, style: PlatformStyle, question: str, bra
     options = list(named)
     if count > len(options):
         weights = platform_weights(platform_key(platform), brands, day)
+        if factors:
+            weights = tuple(w * factors.get(b.name, 1.0) for w, b in zip(weights, brands))
         # weighted sampling without replacement: the largest keys u ** (1 / weight) win
         keyed = sorted(((rng.random() ** (1.0 / weights[i]), i) for i in range(n) if i not in named), reverse=True)
         options.extend(i for _, i in keyed[: count - len(options)])

@@ -1,0 +1,76 @@
+"""`visibility replay`: the current analyzer against stored results, diff share per platform
+with examples, before an analyzer upgrade switches. Writes nothing the metrics read; the
+summary goes to analyzer_replays unless --no-record."""
+
+from __future__ import annotations
+
+import json
+
+from ..analyze.replay import DEFAULT_EXAMPLES, ReplayError, replay
+from ..analyze.replay_record import record_replay
+from ..analyze.replay_report import ReplayReport, Tally
+from ..paths import lake_settings
+from .arguments import UserError, config_of, iso_date, positive_int
+from .lake_reader import read_warehouse
+from .sql import table
+
+FORMATS = ("text", "json")
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "replay", help="the current analyzer against stored results: diff share per platform, with examples")
+    parser.add_argument("--sample", type=positive_int, metavar="N",
+                        help="replay N stored answers, the same N every time (default: all)")
+    parser.add_argument("--since", type=iso_date, metavar="YYYY-MM-DD", help="only answers of this day and after")
+    parser.add_argument("--examples", type=positive_int, default=DEFAULT_EXAMPLES, metavar="K",
+                        help=f"examples per platform (default {DEFAULT_EXAMPLES})")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--no-record", action="store_true", help="do not append the summary to analyzer_replays")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    """Exit 0 whatever the diffs: it is a report, not a check."""
+    catalog = config_of(args).catalog
+    with read_warehouse() as conn:
+        try:
+            report = replay(conn, catalog, args.sample, args.since, examples=args.examples)
+        except ReplayError as exc:
+            raise UserError(str(exc)) from None
+    recorded = 0 if args.no_record else record_replay(lake_settings(), report)
+    if args.format == "json":
+        print(json.dumps({**report.as_json(), "recorded_rows": recorded}, ensure_ascii=False, default=str))
+    else:
+        print(render(report, recorded, args.no_record))
+    return 0
+
+
+def render(report: ReplayReport, recorded: int, no_record: bool) -> str:
+    stored = ", ".join(report.stored_analyzer_versions) or "-"
+    lines = [f"replay {report.replay_id}: analyzer {report.analyzer_version} against results stored by"
+             f" analyzer {stored}, config {report.config_version}"
+             + (f", since {report.since}" if report.since else "")
+             + (f", sample of {report.sample}" if report.sample else ", every stored answer"),
+             f"skipped: other config version: {report.skipped_other_config}", ""]
+    rows = [_row(name, report.platforms[name].tally) for name in sorted(report.platforms)]
+    lines += [table(["platform", "answers", "changed", "diff share", "by field"],
+                    rows + [_row("total", report.total)], width=80), ""]
+    for name in sorted(report.platforms):
+        examples = report.platforms[name].examples
+        if examples:
+            lines.append(f"examples, {name}:")
+            lines += [f"  {e.request_key} {e.date} {e.question_id} {e.field}"
+                      + (f" [{e.brand}]" if e.brand else "")
+                      + f": {e.stored!r} -> {e.replayed!r}  \"{e.excerpt}\"" for e in examples]
+    if no_record:
+        lines.append("not recorded (--no-record)")
+    else:
+        lines.append(f"recorded in analyzer_replays: {recorded} row(s), replay_id {report.replay_id}")
+    return "\n".join(lines)
+
+
+def _row(name: str, tally: Tally) -> tuple:
+    share = "-" if tally.diff_share is None else f"{tally.diff_share:.1%}"
+    by_field = ", ".join(f"{field} {n}" for field, n in tally.by_field().items()) or "-"
+    return (name, tally.answers, tally.changed, share, by_field)

@@ -1,0 +1,75 @@
+"""events.yaml (optional): how events become extra collection, and where alerts are sent.
+
+Two sections, both optional: `events:` (how events become tasks: merging, extra rounds,
+priorities) and `notifications:` (the webhooks alerts go to). Every number has a range.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from .entry import _Entry
+
+# What can make the pipeline collect more: an uncertain change in visibility_alerts, a person
+# asking (visibility ask, the launchpad), questions added to questions.yaml, a new analyzer
+# version, and a collection-quality figure that degraded.
+EVENT_KINDS = ("alert", "adhoc", "new_questions", "analyzer_version", "quality")
+EventKind = Literal["alert", "adhoc", "new_questions", "analyzer_version", "quality"]
+
+
+class PriorityWeights(_Entry):
+    """effective = base[kind] + urgency + sla - min(retry_penalty * retries, retry_penalty_cap)."""
+
+    base: dict[EventKind, int] = Field(default_factory=lambda: {
+        "adhoc": 80, "alert": 50, "new_questions": 40, "quality": 20, "analyzer_version": 0})
+    urgency_per_point: float = Field(default=1.0, ge=0, le=100)  # per percentage point of change
+    urgency_cap: int = Field(default=40, ge=0, le=1000)
+    sla_hours: float = Field(default=6.0, gt=0, le=24 * 7)  # a task should run within this of its event
+    sla_max: int = Field(default=30, ge=0, le=1000)  # reached at the deadline, and kept after it
+    retry_penalty: int = Field(default=10, ge=0, le=1000)
+    retry_penalty_cap: int = Field(default=30, ge=0, le=1000)
+    max_attempts: int = Field(default=3, ge=1, le=20)  # then the task fails and frees the queue
+
+
+class EventSettings(_Entry):
+    merge_window_minutes: float = Field(default=60.0, ge=0, le=24 * 60)
+    alert_extra_rounds: int = Field(default=3, ge=1, le=50)  # rounds of the category's questions per alert task
+    # Events concern the newest collected day and this many before it; older days (a re-analysis
+    # of history) get no extra samples.
+    max_event_age_days: int = Field(default=1, ge=0, le=90)
+    priority: PriorityWeights = Field(default_factory=PriorityWeights)
+
+
+WEBHOOK_FORMATS = ("feishu", "lark", "dingtalk", "wecom", "slack", "json")
+
+
+class Webhook(_Entry):
+    """One receiver. Its URL carries the service's token, so the file names the environment
+    variable that holds it; a signing secret (Feishu/Lark, DingTalk) likewise."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    format: Literal["feishu", "lark", "dingtalk", "wecom", "slack", "json"]
+    url_env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    secret_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    timeout_s: float = Field(default=10.0, gt=0, le=300)
+
+    def url(self) -> str | None:
+        return os.environ.get(self.url_env, "").strip() or None
+
+    def secret(self) -> str | None:
+        return (os.environ.get(self.secret_env, "").strip() or None) if self.secret_env else None
+
+
+class Notifications(_Entry):
+    report_url: str | None = Field(default=None, pattern=r"^https?://\S+$")  # where readers open the report
+    max_alert_age_days: int = Field(default=2, ge=0, le=90)  # a re-analysis of old days notifies nobody
+    webhooks: tuple[Webhook, ...] = ()
+
+
+class EventsFile(_Entry):
+    events: EventSettings = Field(default_factory=EventSettings)
+    notifications: Notifications = Field(default_factory=Notifications)

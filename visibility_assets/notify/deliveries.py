@@ -1,0 +1,121 @@
+"""What went to which webhook, so that an alert never reaches the same webhook twice.
+
+`notification_deliveries` is a ledger: one row per alert, webhook and run that tried it
+(delivered, failed or skipped). A run sends an alert to a webhook unless a row says it was
+delivered there, so failed and skipped ones are tried again by the next run, and re-runs that
+recompute the same alerts (same alert_id) send nothing. Two runs notifying at the very same
+time could both send an alert; the schedules run notification once per day and partition.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import duckdb
+import httpx
+import pyarrow as pa
+
+from ..config.events import Webhook
+from ..warehouse.db import ensure_table, existing_tables, insert_batch
+from ..warehouse.tables import TIMESTAMP, Table, optional, required
+from .message import AlertMessage
+from .webhooks import DELIVERED, Delivery, deliver, url_host
+
+NOTIFICATION_DELIVERIES = Table("notification_deliveries", (
+    required("alert_id", pa.string()),  # AlertMessage.alert_id: what the alert is about, not its run
+    required("webhook", pa.string()),  # the webhook's name in events.yaml
+    required("date", pa.date32()),
+    required("platform", pa.string()),
+    required("kind", pa.string()),
+    required("subject", pa.string()),
+    required("state", pa.string()),  # delivered | failed | skipped
+    required("attempts", pa.int32()),
+    optional("http_status", pa.int32()),
+    optional("error", pa.string()),  # scrubbed of the webhook URL and secret
+    optional("first_attempt_at", TIMESTAMP),  # null when skipped (no URL or secret in the environment)
+    required("finished_at", TIMESTAMP),
+    required("run_id", pa.string()),
+), primary_key=("alert_id", "webhook", "finished_at"))
+
+
+class Warehouse(Protocol):
+    """The two operations notify needs; WarehouseResource has both."""
+
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """Run `work(conn)` in one transaction."""
+
+    def read_only(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """A read-only connection."""
+
+
+def delivered_ids(conn: duckdb.DuckDBPyConnection, webhook_names: Sequence[str],
+                  alert_ids: Sequence[str] | None = None) -> set[tuple[str, str]]:
+    """(alert_id, webhook) pairs already delivered, among these webhooks (and alerts, if given)."""
+    if not webhook_names or alert_ids is not None and not alert_ids:
+        return set()
+    if NOTIFICATION_DELIVERIES.name not in existing_tables(conn):  # nothing was ever sent
+        return set()
+    sql = ("SELECT DISTINCT alert_id, webhook FROM " + NOTIFICATION_DELIVERIES.name
+           + " WHERE state = $delivered AND list_contains($webhooks, webhook)")
+    params: dict[str, Any] = {"delivered": DELIVERED, "webhooks": list(webhook_names)}
+    if alert_ids is not None:
+        sql += " AND list_contains($alert_ids, alert_id)"
+        params["alert_ids"] = list(alert_ids)
+    return {(alert_id, webhook) for alert_id, webhook in conn.execute(sql, params).fetchall()}
+
+
+def record(conn: duckdb.DuckDBPyConnection, deliveries: Sequence[Delivery], messages: Iterable[AlertMessage],
+           run_id: str) -> None:
+    """Append the outcomes (of every state) to notification_deliveries, creating it if needed."""
+    ensure_table(conn, NOTIFICATION_DELIVERIES)
+    by_id = {message.alert_id: message for message in messages}
+    rows = []
+    for d in deliveries:
+        m = by_id[d.alert_id]
+        rows.append((d.alert_id, d.webhook, m.date, m.platform, m.kind, m.subject, d.state, d.attempts,
+                     d.http_status, d.error, _timestamp(d.first_attempt_at), _timestamp(d.finished_at), run_id))
+    insert_batch(conn, NOTIFICATION_DELIVERIES, NOTIFICATION_DELIVERIES.batch(rows))
+
+
+def notify(webhooks: Sequence[Webhook], messages: Sequence[AlertMessage], warehouse: Warehouse,
+           client: httpx.Client, log: Any, run_id: str, sleep: Callable[[float], None] = time.sleep,
+           now: Callable[[], float] = time.time) -> list[Delivery]:
+    """Send each message to each webhook that has not had it yet, and record every outcome."""
+    unique = list({message.alert_id: message for message in messages}.values())
+    if not webhooks or not unique:
+        return []
+    with warehouse.read_only() as conn:
+        done = delivered_ids(conn, [w.name for w in webhooks], [m.alert_id for m in unique])
+    deliveries: list[Delivery] = []
+    try:
+        for webhook in webhooks:
+            for message in unique:
+                if (message.alert_id, webhook.name) in done:
+                    continue
+                delivery = deliver(webhook, message, client, sleep=sleep, now=now, log=log)
+                _log(log, webhook, message, delivery)
+                deliveries.append(delivery)
+    finally:
+        # Recorded even when something above raised: what was sent must not be sent again.
+        if deliveries:
+            warehouse.write(lambda conn: record(conn, deliveries, unique, run_id))
+    return deliveries
+
+
+def _log(log: Any, webhook: Webhook, message: AlertMessage, delivery: Delivery) -> None:
+    # Names and ids only: the error was scrubbed by deliver, and the URL is never formatted here.
+    text = (f"notification {delivery.state}: webhook {webhook.name} ({webhook.format}, {url_host(webhook.url())}), alert"
+            f" {message.alert_id[:12]} ({message.title}), attempts {delivery.attempts}")
+    if delivery.http_status is not None:
+        text += f", HTTP {delivery.http_status}"
+    if delivery.error:
+        text += f": {delivery.error}"
+    (log.info if delivery.state == DELIVERED else log.warning)(text)
+
+
+def _timestamp(epoch: float | None) -> dt.datetime | None:
+    return None if epoch is None else dt.datetime.fromtimestamp(epoch, dt.UTC)
