@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.behaviour import (
+    PlatformBehaviour,
+    SimulatorSettings,
+)
 from visibility_assets.tools.simulator.server import SimulatorServer
+
+from .webhook_receiver import Receiver
 
 FAST = PlatformBehaviour(latency_s=(0.001, 0.01))
 
@@ -55,3 +62,16 @@ def config_dir(tmp_path, simulator, monkeypatch) -> Path:
     directory = write_config(tmp_path / "config", simulator.port)
     monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
     return directory
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on loopback (tests/webhook_receiver.py)."""
+    receiver = Receiver()
+    thread = threading.Thread(target=receiver.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+

@@ -19,6 +19,7 @@ from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, Simul
 from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .conftest import FAST, write_config
+from .webhook_receiver import Reply
 
 pytestmark = pytest.mark.slow  # a simulator, nine Dagster runs
 
@@ -39,8 +40,9 @@ def shifted_simulator():
 
 
 @pytest.fixture
-def crm_config(tmp_path, shifted_simulator, monkeypatch):
-    """qwen alone, the nine crm questions, 2 rounds a night, 40 extra requests a day."""
+def crm_config(tmp_path, shifted_simulator, receiver, monkeypatch):
+    """qwen alone, the nine crm questions, 2 rounds a night, 40 extra requests a day; alerts
+    go to a JSON webhook on loopback."""
     directory = write_config(tmp_path / "config", shifted_simulator.port, questions=None, rounds=NIGHTLY_ROUNDS,
                              extra_requests_per_day=BUDGET)
     for name, key, keep in (("questions.yaml", "questions", lambda q: q["category"] == CATEGORY),
@@ -49,8 +51,11 @@ def crm_config(tmp_path, shifted_simulator, monkeypatch):
         data = yaml.safe_load((directory / name).read_text(encoding="utf-8"))
         data[key] = [entry for entry in data[key] if keep(entry)]
         (directory / name).write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    (directory / "events.yaml").write_text(yaml.safe_dump(
-        {"events": {"alert_extra_rounds": EXTRA_ROUNDS_WANTED, "max_event_age_days": 0}}))
+    (directory / "events.yaml").write_text(yaml.safe_dump({
+        "events": {"alert_extra_rounds": EXTRA_ROUNDS_WANTED, "max_event_age_days": 0},
+        "notifications": {"webhooks": [{"name": "team", "format": "json", "url_env": "TEAM_WEBHOOK_URL"}]}}))
+    receiver.on("/hook", Reply(200, {"ok": True}))
+    monkeypatch.setenv("TEAM_WEBHOOK_URL", f"{receiver.base}/hook")
     monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
     return directory
 
@@ -72,8 +77,12 @@ def _received(simulator) -> int:
     return httpx.get(f"{simulator.url}/_stats").json()[PLATFORM]["received"]
 
 
+def _notified_about(receiver, brand: str) -> list[dict]:
+    return [r.json for r in receiver.to("/hook") if r.json.get("subject") == brand]
+
+
 def test_a_borderline_change_gets_extra_rounds_within_budget_and_its_decision_becomes_clear(
-        visibility_home, crm_config, shifted_simulator):
+        visibility_home, crm_config, shifted_simulator, receiver):
     defs, instance = pipeline(), get_instance()
     week = run_job(defs, "nightly_platform_job", instance, tags=backfill_tags(WEEK[0], LAST_DAY, PLATFORM))
     assert week.success
@@ -81,6 +90,7 @@ def test_a_borderline_change_gets_extra_rounds_within_budget_and_its_decision_be
     assert _received(shifted_simulator) == nightly
     (n_before, x_before, low_before, high_before), alert_before = _brand_on_last_day()
     assert alert_before is not None and alert_before[0] == "borderline", alert_before
+    assert not _notified_about(receiver, BRAND)  # borderline: more samples first, nobody paged
     assert 0.01 <= alert_before[1] < 0.05 or alert_before[2] > 0.10
 
     sensor = defs.resolve_sensor_def("collection_task_sensor")
@@ -105,6 +115,14 @@ def test_a_borderline_change_gets_extra_rounds_within_budget_and_its_decision_be
           f" width {high_after - low_after:.3f}; decision {alert_before} -> {alert_after}")
     assert n_after > n_before and high_after - low_after < high_before - low_before
     assert alert_after is None or alert_after[0] == "alert"  # settled: a clear change, or none
+
+    [message] = _notified_about(receiver, BRAND)
+    assert message["decision"] == "alert" and message["platform"] == PLATFORM
+
+    again = run_job(defs, "nightly_platform_job", instance, {**QUIET_RUN, **request.run_config},
+                    partition_key=request.partition_key, tags=request.tags)
+    assert again.success and _received(shifted_simulator) - nightly == task["planned_requests"]
+    assert len(_notified_about(receiver, BRAND)) == 1  # the same alert never twice
 
     second = sensor(build_sensor_context(instance=instance, resources=defs.resources))
     assert not second.run_requests

@@ -17,6 +17,7 @@ from .defs.config_files import visibility_config_files
 from .defs.events import collection_task_sensor
 from .defs.maintenance import lake_maintenance, maintenance_job, weekly_maintenance
 from .defs.measure import build_sql_assets
+from .defs.notify import build_alert_notifications
 from .defs.partitions import daily_platform_partitions
 from .defs.report import build_report_sensor, report_job, visibility_report
 from .defs.resources import build_resources
@@ -33,6 +34,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             brand_catalog,
             build_cleaned_samples(partitions),
             *build_sql_assets(partitions),
+            build_alert_notifications(partitions),
             visibility_report,
             lake_maintenance,
         ],

@@ -121,7 +121,7 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         if task is not None:
             report = outcomes[0].report
             metadata.update({"task_id": task.task_id, "task_kind": task.kind, "task_reason": task.reason})
-            if report.deferred == 0:
+            if report.deferred == 0 and task.state != DONE:
                 move_task(warehouse, task.task_id, DONE, f"{report.succeeded} answered, {report.skipped_done}"
                           f" already stored", context.run_id)
         return MaterializeResult(metadata=metadata)
