@@ -13,6 +13,8 @@ import pytest
 from dagster import DagsterInstance
 
 from visibility_assets.instance import ensure_dagster_home
+from visibility_assets.paths import lake_settings
+from visibility_assets.warehouse.lake import reading
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -118,22 +120,28 @@ TIMES = """
 query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status startTime endTime } } }"""
 
 
-def _launch(url: str, day: str, platform: str) -> str:
+def _launch(url: str, day: str, platform: str, run_config: dict | None = None) -> str:
     tags = [{"key": "dagster/partition", "value": f"{day}|{platform}"},
             {"key": "dagster/partition/date", "value": day},
             {"key": "dagster/partition/platform", "value": platform}]
     params = {"selector": {"repositoryLocationName": "visibility_assets.definitions",
                            "repositoryName": "__repository__", "jobName": "nightly_platform_job",
                            "assetSelection": [{"path": ["raw_ai_responses"]}]},
-              "runConfigData": {}, "executionMetadata": {"tags": tags}}
+              "runConfigData": run_config or {}, "executionMetadata": {"tags": tags}}
     result = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
     return result["data"]["launchRun"]["run"]["runId"]
 
 
+# What a user types into the launchpad for an ad-hoc request: two questions, three rounds.
+ASK = {"ops": {"raw_ai_responses": {"config": {"ask": {"questions": ["q001", "q002"], "rounds": 3}}}}}
+
+
 def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slow_platforms, webserver):
-    runs = {name: _launch(webserver, day, platform)
-            for name, (day, platform) in {"qwen-1": ("2026-11-11", "qwen"), "qwen-2": ("2026-11-12", "qwen"),
-                                          "kimi-1": ("2026-11-11", "kimi")}.items()}
+    """qwen-2 is an ad-hoc request from the launchpad for qwen-1's day: it waits its turn too."""
+    runs = {name: _launch(webserver, day, platform, config)
+            for name, (day, platform, config) in {"qwen-1": ("2026-11-11", "qwen", None),
+                                                  "qwen-2": ("2026-11-11", "qwen", ASK),
+                                                  "kimi-1": ("2026-11-11", "kimi", None)}.items()}
     deadline, times = time.time() + 240, {}
     while time.time() < deadline and len(times) < len(runs):
         for name, run_id in runs.items():
@@ -147,3 +155,7 @@ def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slo
     (q1_start, q1_end), (q2_start, q2_end), (k_start, k_end) = times["qwen-1"], times["qwen-2"], times["kimi-1"]
     assert q2_start >= q1_end or q1_start >= q2_end  # one qwen run at a time
     assert k_start < max(q1_end, q2_end) and min(q1_start, q2_start) < k_end  # kimi beside a qwen run
+    with reading(lake_settings()) as conn:
+        keys = conn.execute("SELECT task_id IS NULL, count(DISTINCT request_key), count(*), min(round), max(round)"
+                            " FROM raw_ai_responses WHERE platform = 'qwen' GROUP BY ALL ORDER BY 1").fetchall()
+    assert keys == [(False, 6, 6, 3, 5), (True, 24, 24, 1, 2)]  # the ad-hoc rounds after the nightly ones
