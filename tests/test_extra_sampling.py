@@ -123,6 +123,13 @@ def test_a_borderline_change_gets_extra_rounds_within_budget_and_its_decision_be
                     partition_key=request.partition_key, tags=request.tags)
     assert again.success and _received(shifted_simulator) - nightly == task["planned_requests"]
     assert len(_notified_about(receiver, BRAND)) == 1  # the same alert never twice
+    with read_warehouse() as conn:
+        quality = conn.execute(
+            "SELECT tasks, task_wait_s_avg, skipped_already_done, collection_runs, success_share, parse_success,"
+            " alert_latency_s FROM fct_collection_quality WHERE date = $day", {"day": LAST_DAY}).fetchone()
+    tasks, wait_s, skipped, runs, success, parsed, latency_s = quality
+    assert (tasks, skipped, runs, success, parsed) == (1, 36, 3, 1.0, 1.0)  # the repeat sent nothing again
+    assert wait_s >= 0 and latency_s >= 0
 
     second = sensor(build_sensor_context(instance=instance, resources=defs.resources))
     assert not second.run_requests

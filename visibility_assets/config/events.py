@@ -7,9 +7,9 @@ priorities) and `notifications:` (the webhooks alerts go to). Every number has a
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .entry import _Entry
 
@@ -20,11 +20,14 @@ EVENT_KINDS = ("alert", "adhoc", "new_questions", "analyzer_version", "quality")
 EventKind = Literal["alert", "adhoc", "new_questions", "analyzer_version", "quality"]
 
 
+DEFAULT_BASE_PRIORITY = {"adhoc": 80, "alert": 50, "new_questions": 40, "quality": 20, "analyzer_version": 0}
+
+
 class PriorityWeights(_Entry):
     """effective = base[kind] + urgency + sla - min(retry_penalty * retries, retry_penalty_cap)."""
 
-    base: dict[EventKind, int] = Field(default_factory=lambda: {
-        "adhoc": 80, "alert": 50, "new_questions": 40, "quality": 20, "analyzer_version": 0})
+    # A kind left out keeps its default.
+    base: dict[EventKind, Annotated[int, Field(ge=0, le=1000)]] = Field(default_factory=lambda: dict(DEFAULT_BASE_PRIORITY))
     urgency_per_point: float = Field(default=1.0, ge=0, le=100)  # per percentage point of change
     urgency_cap: int = Field(default=40, ge=0, le=1000)
     sla_hours: float = Field(default=6.0, gt=0, le=24 * 7)  # a task should run within this of its event
@@ -32,6 +35,11 @@ class PriorityWeights(_Entry):
     retry_penalty: int = Field(default=10, ge=0, le=1000)
     retry_penalty_cap: int = Field(default=30, ge=0, le=1000)
     max_attempts: int = Field(default=3, ge=1, le=20)  # then the task fails and frees the queue
+
+    @field_validator("base")
+    @classmethod
+    def _default_bases(cls, base: dict[str, int]) -> dict[str, int]:
+        return {**DEFAULT_BASE_PRIORITY, **base}
 
 
 class EventSettings(_Entry):

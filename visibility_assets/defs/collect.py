@@ -102,7 +102,8 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         outcomes = collector.collect(loaded, partitions, context.run_id, warehouse,
                                      resolve_deadline(config.deadline), context.log.info, task)
         # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-        published = {(o.date, o.platform): warehouse.publish_collection(o.date, o.platform, o.report.planned_keys)
+        published = {(o.date, o.platform): warehouse.publish_collection(
+                         o.date, o.platform, o.report.planned_keys, run_row(context.run_id, o, task))
                      for o in outcomes if o.report is not None}
         stored = {partition: counts[0] for partition, (counts, _) in published.items()}
         metadata = run_metadata(outcomes, stored)
@@ -154,6 +155,14 @@ def task_of_run(run_id: str, config: CollectConfig, loaded: VisibilityConfig, pa
         raise Failure(description=f"task {config.task_id} is not a task of {day} {platform} in collection_tasks",
                       allow_retries=False)
     return task
+
+
+def run_row(run_id: str, outcome: PartitionOutcome, task: Task | None) -> tuple:
+    """The partition's row of collection_runs for this run (COLLECTION_RUNS' column order)."""
+    r = outcome.report
+    return (run_id, date.fromisoformat(outcome.date), outcome.platform, task.task_id if task else None, r.planned,
+            r.skipped_done, r.to_send, r.succeeded, r.failed, r.deferred, r.attempts, r.http_429, r.wall_s,
+            None if outcome.error is None else str(outcome.error), datetime.now(UTC))
 
 
 def check_stored(outcome: PartitionOutcome, stored: int, metadata: dict) -> None:

@@ -56,6 +56,8 @@ def dispatch(tasks: list[Task], config: VisibilityConfig, last_runs: dict[str, t
         if task.state != REQUESTED:
             continue
         run = last_runs.get(task.task_id)
+        if run is not None and run[1] != DagsterRunStatus.SUCCESS and run[0] == task.run_id and task.retries > 0:
+            run = None  # the failure an earlier tick already counted; the retry's run has not appeared yet
         if run is None:
             if now - (task.updated_at or task.created_at) > LAUNCH_GRACE:
                 task.move(PLANNED, now, "its run never started; planned again")

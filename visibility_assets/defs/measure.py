@@ -13,11 +13,16 @@ from dagster import (
     asset,
 )
 
+from ..analyze.replay_record import ANALYZER_REPLAYS
+from ..events.model import COLLECTION_TASKS
 from ..sql_models.project import Model, SqlProject, load_project
 from ..sql_models.runner import build_model, create_macros, failing_rows, prepare_table
 from ..warehouse.db import ensure_table
 from ..warehouse.resource import WarehouseResource
-from ..warehouse.tables import COLLECTION_TABLES
+from ..warehouse.tables import COLLECTION_RUNS, COLLECTION_TABLES
+
+# The tables models read that Python writes, each created empty when a model runs before them.
+SOURCE_TABLES = (*COLLECTION_TABLES, COLLECTION_RUNS, COLLECTION_TASKS, ANALYZER_REPLAYS)
 from .partitions import split_partition_key
 
 
@@ -44,7 +49,7 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
             partitions = sorted({split_partition_key(key) for key in context.partition_keys})
 
         def ensure_sources(conn) -> None:
-            for table in COLLECTION_TABLES:  # a source no run has written yet is an empty table
+            for table in SOURCE_TABLES:  # a source no run has written yet is an empty table
                 if table.name in model.refs:
                     ensure_table(conn, table)
 

@@ -19,6 +19,8 @@ from dagster import (
 
 from ..days import yesterday
 from ..report.html import latest_date, render_report
+from ..report.quality import COLUMNS as QUALITY_COLUMNS
+from ..report.quality import quality_rows
 from ..sql_models.project import load_project
 from ..sql_models.runner import create_macros
 from ..warehouse.resource import WarehouseResource
@@ -30,11 +32,12 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
 
 
 @asset(
-    deps=[AssetKey("mention_metrics"), AssetKey("visibility_alerts"), AssetKey("fct_invalid_answers")],
+    deps=[AssetKey("mention_metrics"), AssetKey("visibility_alerts"), AssetKey("fct_invalid_answers"),
+          AssetKey("fct_collection_quality")],
     group_name="report",
     kinds={"html"},
     description="A static HTML report of the latest day: mention rates with intervals, share of voice,"
-    " 30-day trends, alerts and invalid answers per platform.",
+    " 30-day trends, alerts, invalid answers and collection quality per platform.",
 )
 def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
     with warehouse.read_only() as conn:
@@ -47,6 +50,7 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')
                FROM mention_metrics WHERE date = $day""", {"day": day}).fetchone()
+        quality = {row[0]: dict(zip(QUALITY_COLUMNS[2:], row[2:])) for row in quality_rows(conn, day)}
     folder = data_dir.reports_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"visibility_report_{day.isoformat()}.html"
@@ -55,6 +59,7 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -
     return MaterializeResult(metadata={
         "path": MetadataValue.path(str(path)), "date": day.isoformat(), "platforms": summary[0],
         "metric_rows": summary[1], "mean_mention_rate": float(summary[2] or 0), "alerts_today": summary[3],
+        "collection_quality": MetadataValue.json(quality),
     })
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from ..config import VisibilityConfig
-from .model import DONE, FAILED, MERGED, NEW_TASK, OVER_BUDGET, Event, Task, stable_id
+from .model import FAILED, MERGED, NEW_TASK, OVER_BUDGET, Event, Task, stable_id
 from .priority import sla_deadline, urgency
 
 
@@ -51,6 +51,8 @@ def plan_tasks(config: VisibilityConfig, events: list[Event], tasks: list[Task],
             if target not in plan.new_tasks and target not in plan.changed_tasks:
                 plan.changed_tasks.append(target)
             continue
+        if not event.question_ids and not config.questions_of(event.category):
+            continue  # nothing to ask about this category: recorded only
         task = _new_task(config, event, state, now)
         if task is None:
             event.outcome = OVER_BUDGET
@@ -77,8 +79,10 @@ def _count(state: DayState, task: Task) -> None:
 
 
 def _merge_target(tasks: list[Task], event: Event, config: VisibilityConfig, now: datetime) -> Task | None:
-    """Ad-hoc requests never merge: a person asked for exactly those questions."""
-    if event.kind == "adhoc":
+    """Only changes merge: an ad-hoc request or added questions name their own questions. A
+    change that arrives within the window after its category's task (even a finished one) is
+    covered by that task's samples."""
+    if event.kind in ("adhoc", "new_questions"):
         return None
     window = timedelta(minutes=config.events.merge_window_minutes)
     candidates = [t for t in tasks if t.kind == event.kind and t.category == event.category
@@ -90,8 +94,6 @@ def _new_task(config: VisibilityConfig, event: Event, state: DayState, now: date
     """None when the platform's daily budget of extra requests has no room for one round."""
     platform = config.platform(event.platform)
     question_ids = list(event.question_ids) or [q.id for q in config.questions_of(event.category)]
-    if not question_ids:
-        return None
     weights = config.events.priority
     rounds = event.rounds or config.events.alert_extra_rounds
     first_round = state.last_round + 1
@@ -109,7 +111,3 @@ def _new_task(config: VisibilityConfig, event: Event, state: DayState, now: date
         urgency=urgency(event.change, weights), sla_deadline=sla_deadline(now, weights), created_at=now)
     task.move(task.state, now, f"from event {event.event_id}")
     return task
-
-
-def finished(task: Task) -> bool:
-    return task.state in (DONE, FAILED)

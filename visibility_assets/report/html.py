@@ -9,6 +9,7 @@ from html import escape
 import duckdb
 
 from .charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
+from .quality import quality_section
 
 TREND_DAYS = 30
 ALERT_DAYS = 7
@@ -56,7 +57,7 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
                  "<h2>Invalid answers per platform</h2>",
                  '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant, cut'
                  " off at the length limit (truncated), or stopped by the platform's content moderation.</p>",
-                 _invalid_chart(conn, day), _moderation_table(conn, day)]
+                 _invalid_chart(conn, day), _moderation_table(conn, day), quality_section(conn, day)]
     return (f"<!DOCTYPE html><html lang=\"zh\"><head><meta charset=\"utf-8\"><title>AI visibility {day}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 

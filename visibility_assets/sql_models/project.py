@@ -31,11 +31,15 @@ RUN_PARTITIONS_REF = re.compile(r"\{\{\s*run_partitions\s*\}\}")
 HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.M)
 TEST_KINDS = ("not_null", "unique", "accepted_values", "expression")
 
-# Tables written by the Python assets, and the asset that writes each.
+# Tables written by the Python assets, and the asset that writes each (None: a command writes it,
+# `visibility replay`, outside the asset graph).
 SOURCES = {
     "raw_ai_responses": "raw_ai_responses",
     "collection_requests": "raw_ai_responses",
     "http_attempts": "raw_ai_responses",
+    "collection_runs": "raw_ai_responses",
+    "collection_tasks": "raw_ai_responses",  # planned by collection_task_sensor, collected by the asset
+    "analyzer_replays": None,
     "brand_catalog": "brand_catalog",
     "cleaned_samples": "cleaned_samples",
     "sample_brand_results": "cleaned_samples",
@@ -91,7 +95,8 @@ class SqlProject:
     macros: str
 
     def upstream_assets(self, model: Model) -> list[str]:
-        return sorted({ref if ref in self.models else SOURCES[ref] for ref in model.refs})
+        assets = {ref if ref in self.models else SOURCES[ref] for ref in model.refs}
+        return sorted(asset for asset in assets if asset is not None)
 
 
 def load_project(root: Path = PROJECT_DIR) -> SqlProject:

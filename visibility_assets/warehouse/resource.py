@@ -17,9 +17,16 @@ import pyarrow as pa
 from dagster import ConfigurableResource, EnvVar
 
 from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
-from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions
+from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions, insert_batch
 from .lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
-from .tables import COLLECTION_REQUESTS, COLLECTION_TABLES, HTTP_ATTEMPTS, JOURNAL_TABLES, RAW_AI_RESPONSES
+from .tables import (
+    COLLECTION_REQUESTS,
+    COLLECTION_RUNS,
+    COLLECTION_TABLES,
+    HTTP_ATTEMPTS,
+    JOURNAL_TABLES,
+    RAW_AI_RESPONSES,
+)
 
 T = TypeVar("T")
 
@@ -90,13 +97,14 @@ class WarehouseResource(ConfigurableResource):
         settings = self.settings()
         return settings.catalog_kind != "sqlite" or Path(settings.catalog.partition(":")[2]).exists()
 
-    def publish_collection(self, date: str, platform: str,
-                           planned_keys: list[str]) -> tuple[tuple[int, int], int | None]:
-        """Replace the partition's collection rows with its journal's. Returns (answers stored,
-        of them answers to `planned_keys`) and the snapshot."""
+    def publish_collection(self, date: str, platform: str, planned_keys: list[str],
+                           run_row: tuple) -> tuple[tuple[int, int], int | None]:
+        """Replace the partition's collection rows with its journal's and append the run's row of
+        collection_runs. Returns (answers stored, of them answers to `planned_keys`) and the snapshot."""
         def work(conn: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-            for table in COLLECTION_TABLES + JOURNAL_TABLES:
+            for table in COLLECTION_TABLES + JOURNAL_TABLES + (COLLECTION_RUNS,):
                 ensure_table(conn, table)
+            insert_batch(conn, COLLECTION_RUNS, COLLECTION_RUNS.batch([run_row]))
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
                 "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})

@@ -167,6 +167,26 @@ HTTP_ATTEMPTS = Table("http_attempts", JOURNAL_ATTEMPTS.fields, primary_key=("re
 
 COLLECTION_TABLES = (RAW_AI_RESPONSES, COLLECTION_REQUESTS, HTTP_ATTEMPTS)
 
+# One row per collection of a partition by a run (append-only): what that run planned, found
+# already done (a duplicate prevented), sent and got; the partition's history across runs.
+COLLECTION_RUNS = Table("collection_runs", (
+    required("run_id", pa.string()),
+    required("date", pa.date32()),
+    required("platform", pa.string()),
+    optional("task_id", pa.string()),  # the event-driven task it collected; null: the nightly plan
+    required("planned", pa.int32()),
+    required("skipped_done", pa.int32()),  # already answered: not sent again
+    required("sent", pa.int32()),
+    required("succeeded", pa.int32()),
+    required("failed", pa.int32()),
+    required("deferred", pa.int32()),
+    required("http_attempts", pa.int32()),
+    required("http_429", pa.int32()),
+    required("wall_s", pa.float64()),
+    optional("error", pa.string()),
+    required("finished_at", TIMESTAMP),
+), primary_key=("run_id", "date", "platform"))
+
 # --- the brand catalog -----------------------------------------------------------------------
 
 BRAND_CATALOG = Table("brand_catalog", (
