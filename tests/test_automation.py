@@ -83,3 +83,22 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     assert isinstance(request, RunRequest) and request.run_key == f"report-{day}"
     assert defs.resolve_job_def("report_job").asset_layer.selected_asset_keys == {
         defs.resolve_assets_def("visibility_report").key}
+
+
+def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, visibility_home):
+    """The cursor holds brands.yaml's hash and the analyzer's version; either change re-analyses."""
+    config = load_config(_two_platform_config(tmp_path))
+    defs = build_definitions(config)
+    sensor = defs.resolve_sensor_def("catalog_change_sensor")
+    context = build_sensor_context(instance=DagsterInstance.ephemeral(), resources=defs.resources,
+                                   cursor=f"{config.catalog.version}|0.9.0")
+    result = sensor(context)
+    assert result.cursor == f"{config.catalog.version}|{ANALYZER_VERSION}"
+    assert sorted(r.job_name for r in result.run_requests) == ["catalog_job", "reanalysis_job", "reanalysis_job"]
+    with read_warehouse() as conn:
+        [(kind, reason)] = conn.execute("SELECT kind, reason FROM collection_events").fetchall()
+    assert kind == "analyzer_version" and reason.startswith(f"analyzer 0.9.0 -> {ANALYZER_VERSION}")
+
+    unchanged = sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=defs.resources,
+                                            cursor=result.cursor))
+    assert "unchanged" in str(unchanged)

@@ -330,3 +330,19 @@ def test_without_events_yaml_every_default_applies(tmp_path):
 def test_setting_one_base_priority_keeps_the_others(tmp_path):
     config = _config(tmp_path, {"priority": {"base": {"alert": 60}}})
     assert config.events.priority.base["adhoc"] == PriorityWeights().base["adhoc"]
+
+
+def test_a_parse_success_that_falls_against_its_trailing_week_is_an_event():
+    """Quality events are recorded (more samples would not fix a platform's malformed bodies)."""
+    import duckdb
+
+    from visibility_assets.events.detect import quality_events
+    from visibility_assets.events.service import _quality_figures
+
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE fct_collection_quality AS SELECT DATE '2026-11-01' + i::INTEGER AS date,"
+                 " 'qwen' AS platform, CASE WHEN i = 9 THEN 0.7 ELSE 0.99 END AS parse_success,"
+                 " CASE WHEN i = 9 THEN 0.95 ELSE 1.0 END AS success_share FROM range(10) AS t(i)")
+    events = quality_events(_quality_figures(conn, date(2026, 11, 9)), datetime(2026, 11, 11, tzinfo=UTC))
+    assert [(e.date, e.subject, e.collects) for e in events] == [(date(2026, 11, 10), "parse_success", False)]
+    assert "70.0%" in events[0].reason and "99.0%" in events[0].reason

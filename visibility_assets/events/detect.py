@@ -37,6 +37,29 @@ def describe_alert(row: dict) -> str:
             f" {row['baseline_rate']:.0%}, p={row['p_value']:.3g}, q={row['q_value']:.2f}: {row['decision']}")
 
 
+QUALITY_FIGURES = ("parse_success", "success_share")
+QUALITY_DROP = 0.10  # below the trailing week's mean by this much (absolute) is a degradation
+
+
+def quality_events(rows: Sequence[dict], now: datetime) -> list[Event]:
+    """A collection-quality figure of a platform's day that fell against its trailing week
+    (rows: date, platform, figure, value, baseline, baseline_days). Recorded for people to see;
+    more samples would not fix it."""
+    events = []
+    for row in rows:
+        if row["value"] is None or row["baseline"] is None or row["baseline_days"] < 3:
+            continue
+        if row["baseline"] - row["value"] < QUALITY_DROP:
+            continue
+        events.append(Event(
+            event_id=stable_id("quality", row["date"], row["platform"], row["figure"]), kind="quality",
+            date=row["date"], platform=row["platform"], category=None, subject=row["figure"],
+            reason=f"{row['figure'].replace('_', ' ')} on {row['platform']} ({row['date']}) fell to"
+                   f" {row['value']:.1%} from {row['baseline']:.1%} over the week before",
+            created_at=now, change=row["value"] - row["baseline"], collects=False))
+    return events
+
+
 def new_question_events(config: VisibilityConfig, asked: dict[tuple[date, str], set[str]],
                         now: datetime) -> list[Event]:
     """For each platform's latest collected day, the questions of questions.yaml it never asked."""

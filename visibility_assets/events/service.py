@@ -12,7 +12,7 @@ from ..config import VisibilityConfig
 from ..warehouse.db import existing_tables
 from ..warehouse.resource import WarehouseResource
 from . import store
-from .detect import alert_events, new_question_events
+from .detect import QUALITY_FIGURES, alert_events, new_question_events, quality_events
 from .model import Event, Task
 from .planner import Plan, plan_tasks
 
@@ -33,6 +33,7 @@ def detect_and_plan(warehouse: WarehouseResource, config: VisibilityConfig, now:
         known = store.known_event_ids(conn, since)
         found = alert_events(_recent_alerts(conn, since), now)
         found += new_question_events(config, store.asked_questions(conn, since), now)
+        found += quality_events(_quality_figures(conn, since), now)
         events = [e for e in dict((e.event_id, e) for e in found).values() if e.event_id not in known]
         return _plan_and_save(conn, config, events, since, now)
 
@@ -68,6 +69,27 @@ def _recent_alerts(conn: duckdb.DuckDBPyConnection, since: date) -> list[dict]:
         return []
     return conn.execute("SELECT " + ", ".join(ALERT_COLUMNS) + " FROM fct_visibility_alerts WHERE date >= $since"
                         " ORDER BY date, platform, p_value", {"since": since}).fetch_arrow_table().to_pylist()
+
+
+QUALITY_TRAILING = """
+SELECT date, platform, figure, value, baseline, baseline_days FROM (
+    SELECT date, platform, figure, value,
+           avg(value) OVER week AS baseline, count(value) OVER week AS baseline_days
+    FROM (SELECT date, platform, avg(parse_success) AS parse_success, avg(success_share) AS success_share
+          FROM fct_collection_quality GROUP BY ALL)
+    UNPIVOT (value FOR figure IN (parse_success, success_share))
+    WINDOW week AS (PARTITION BY platform, figure ORDER BY date RANGE BETWEEN INTERVAL 7 DAY PRECEDING
+                    AND INTERVAL 1 DAY PRECEDING)
+)
+WHERE date >= $since AND list_contains($figures, figure)
+"""
+
+
+def _quality_figures(conn: duckdb.DuckDBPyConnection, since: date) -> list[dict]:
+    if "fct_collection_quality" not in existing_tables(conn):
+        return []
+    return conn.execute(QUALITY_TRAILING, {"since": since, "figures": list(QUALITY_FIGURES)}
+                        ).fetch_arrow_table().to_pylist()
 
 
 def load_task(warehouse: WarehouseResource, task_id: str) -> Task | None:
