@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import yaml
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus
 
 from tests.pipeline import read_warehouse
-from tests.services import require_service
+from tests.services import dagster_pg_url, require_service, scratch_database
 from visibility_assets.celery_location import CELERY_JOB_NAME
 from visibility_assets.config import load_config
 from visibility_assets.defs.partitions import partition_tags
@@ -32,8 +31,6 @@ pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 DAY, PLATFORM = "2026-11-01", "deepseek"
 BROKER_HOST, BROKER_PORT = "127.0.0.1", 5672
 BROKER = f"amqp://guest:guest@{BROKER_HOST}:{BROKER_PORT}//"
-PG_HOST, PG_PORT = "127.0.0.1", 5432
-PG_ADMIN_DSN = f"host={PG_HOST} port={PG_PORT} user=postgres dbname=postgres"
 WORKERS = ("w1", "w2")
 BIN = Path(sys.executable).parent  # the venv's dagster, dagster-celery and celery commands
 READY_TIMEOUT_S, RUN_TIMEOUT_S = 60, 120
@@ -47,18 +44,8 @@ def broker() -> str:
 
 @pytest.fixture
 def pg_url():
-    require_service(PG_HOST, PG_PORT, "PostgreSQL")
-    import psycopg2  # installed with dagster-postgres
-
-    admin = psycopg2.connect(PG_ADMIN_DSN, connect_timeout=3)
-    admin.autocommit = True
-    name = f"visibility_celery_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE {name}")  # name is generated above, not user input
-    yield f"postgresql+psycopg2://postgres@{PG_HOST}:{PG_PORT}/{name}"
-    with admin.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    admin.close()
+    with scratch_database("visibility_celery") as name:
+        yield dagster_pg_url(name)
 
 
 @pytest.fixture

@@ -3,40 +3,25 @@
 Skipped with a message when no server answers, unless CI=true, where a missing server fails.
 """
 
-import os
 import shutil
-import uuid
 from datetime import datetime, timezone
 
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context
 
 from tests.pipeline import pipeline
+from tests.services import dagster_pg_url, scratch_database
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.instance import INSTANCE_YAML
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
-ADMIN_DSN = os.environ.get("VISIBILITY_TEST_PG_ADMIN", "host=127.0.0.1 port=5432 user=postgres dbname=postgres")
 
 
 @pytest.fixture
 def pg_url():
-    psycopg2 = pytest.importorskip("psycopg2")
-    try:
-        admin = psycopg2.connect(ADMIN_DSN, connect_timeout=3)
-    except psycopg2.OperationalError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but no PostgreSQL server at {ADMIN_DSN}: {exc}")
-        pytest.skip(f"no PostgreSQL server at {ADMIN_DSN} ({exc}); set CI=true to make this a failure")
-    admin.autocommit = True
-    name = f"visibility_test_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE {name}")  # name is generated above, not user input
-    yield f"postgresql+psycopg2://postgres@127.0.0.1:5432/{name}"
-    with admin.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    admin.close()
+    with scratch_database("visibility_test") as name:
+        yield dagster_pg_url(name)
 
 
 @pytest.fixture

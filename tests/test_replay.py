@@ -22,6 +22,7 @@ from visibility_assets.sql_models.runner import build_model, create_macros
 from visibility_assets.tools.bench import LAST_DAY
 from visibility_assets.tools.bench.replay import seed_cleaned_answers
 from visibility_assets.warehouse.db import ensure_table
+from visibility_assets.tools.bench.replay import TopRanksAnalyzer as BenchTopRanksAnalyzer
 from visibility_assets.warehouse.tables import COLLECTION_TABLES, RAW_AI_RESPONSES
 
 from .conftest import write_config
@@ -31,15 +32,10 @@ GUARDED = ("cleaned_samples", "sample_brand_results", "entity_matches", "mention
 RANK_LIMIT = 2
 
 
-class TopRanksAnalyzer(Analyzer):
+class TopRanksAnalyzer(BenchTopRanksAnalyzer):
     """Changed rule: a list rank past RANK_LIMIT is not recorded."""
 
-    def analyze(self, answer: str, question: str, category: str) -> Analysis:
-        analysis = super().analyze(answer, question, category)
-        for result in analysis.mentioned.values():
-            if result.list_rank is not None and result.list_rank > RANK_LIMIT:
-                result.list_rank = None
-        return analysis
+    rank_limit = RANK_LIMIT
 
 
 class BrandlessIsIrrelevantAnalyzer(Analyzer):

@@ -4,7 +4,6 @@ a PostgreSQL server (Dagster's instance and the DuckLake catalog) and an S3-comp
 killed with SIGKILL mid-collection and the other resumes that partition."""
 
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -19,12 +18,15 @@ import pytest
 from visibility_assets.config import load_config
 from visibility_assets.instance import INSTANCE_YAML
 from visibility_assets.paths import lake_settings
-from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.behaviour import (
+    PlatformBehaviour,
+    SimulatorSettings,
+)
 from visibility_assets.tools.simulator.server import SimulatorServer
 from visibility_assets.warehouse.lake import reading
 
 from .conftest import write_config
-from .services import require_service
+from .services import scratch_database
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -42,20 +44,8 @@ def _free_port() -> int:
 @pytest.fixture
 def database():
     """A PostgreSQL database of its own: Dagster's storage and the lake's catalog."""
-    require_service("127.0.0.1", 5432, "PostgreSQL")
-    import psycopg2
-
-    name = "visibility_scale_out_" + secrets.token_hex(4)
-    admin = psycopg2.connect("dbname=postgres host=127.0.0.1 user=postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute("CREATE DATABASE " + name)
-    try:
+    with scratch_database("visibility_scale_out") as name:
         yield name
-    finally:
-        with admin.cursor() as cursor:
-            cursor.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-        admin.close()
 
 
 @pytest.fixture

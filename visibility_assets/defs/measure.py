@@ -13,16 +13,9 @@ from dagster import (
     asset,
 )
 
-from ..analyze.replay_record import ANALYZER_REPLAYS
-from ..events.model import COLLECTION_TASKS
 from ..sql_models.project import Model, SqlProject, load_project
 from ..sql_models.runner import build_model, create_macros, failing_rows, prepare_table
-from ..warehouse.db import ensure_table
 from ..warehouse.resource import WarehouseResource
-from ..warehouse.tables import COLLECTION_RUNS, COLLECTION_TABLES
-
-# The tables models read that Python writes, each created empty when a model runs before them.
-SOURCE_TABLES = (*COLLECTION_TABLES, COLLECTION_RUNS, COLLECTION_TASKS, ANALYZER_REPLAYS)
 from .partitions import split_partition_key
 
 
@@ -48,20 +41,13 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
         if model.partitioned:
             partitions = sorted({split_partition_key(key) for key in context.partition_keys})
 
-        def ensure_sources(conn) -> None:
-            for table in SOURCE_TABLES:  # a source no run has written yet is an empty table
-                if table.name in model.refs:
-                    ensure_table(conn, table)
-
         def build(conn) -> tuple[int, dict[str, int]]:
             create_macros(conn, project)
-            ensure_sources(conn)
             rows = build_model(conn, model, partitions or [], context.run_id)
             return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
 
         def prepare(conn) -> None:
             create_macros(conn, project)
-            ensure_sources(conn)
             prepare_table(conn, model, partitions or [], context.run_id)
 
         warehouse.write(prepare)  # a column added commits before rows fill it

@@ -11,6 +11,7 @@ import duckdb
 
 from ..warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, fill_run_partitions
 from .project import Model, ModelTest, SqlProject
+from .sources import ensure_sources
 
 
 def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
@@ -21,6 +22,7 @@ def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
 def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[tuple[str, str]],
                 run_id: str) -> int:
     """Materialize the model (for incremental ones, each partition); returns rows written."""
+    ensure_sources(conn, model.refs)
     body = model.compiled()
     if model.kind == "view":
         conn.execute("CREATE OR REPLACE VIEW " + model.name + " AS " + body)
@@ -51,6 +53,7 @@ def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: lis
     Returns whether columns were added."""
     if model.kind != "incremental" or not partitions:
         return False
+    ensure_sources(conn, model.refs)
     fill_run_partitions(conn, partitions)
     body = model.compiled()
     params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}

@@ -28,12 +28,14 @@ DELETE FROM raw_ai_responses WHERE request_key NOT IN (
 
 
 class TopRanksAnalyzer(Analyzer):
-    """The deliberate rule change: a list rank past CHANGED_RANK_LIMIT is not recorded."""
+    """The deliberate rule change: a list rank past `rank_limit` is not recorded."""
+
+    rank_limit = CHANGED_RANK_LIMIT
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
         analysis = super().analyze(answer, question, category)
         for result in analysis.mentioned.values():
-            if result.list_rank is not None and result.list_rank > CHANGED_RANK_LIMIT:
+            if result.list_rank is not None and result.list_rank > self.rank_limit:
                 result.list_rank = None
         return analysis
 
