@@ -202,3 +202,26 @@ def test_the_daily_cost_cap_defers_the_rest_once_the_spend_reaches_it(tmp_path, 
     with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "ernie") as journal:
         later = collect_partition(config, config.platform("ernie"), DAY, "run-2", journal, CollectionSettings())
     assert later.skipped_done == 1 and later.succeeded == 11
+
+
+def test_extra_requests_stop_at_the_extra_cost_budget_while_the_nightly_ones_do_not(tmp_path, simulator):
+    """extra_cost_per_day caps what event-driven tasks spend; max_cost_per_day still caps the day."""
+    from datetime import UTC, datetime
+
+    from visibility_assets.collect.collector import CollectionSettings, collect_partition
+    from visibility_assets.collect.journal import CollectionJournal
+    from visibility_assets.events.model import Task
+    from visibility_assets.warehouse.lake import LakeSettings
+
+    directory = write_config(tmp_path / "config", simulator.port, questions=6, rounds=1, extra_cost_per_day=1e-9)
+    config = load_config(directory)
+    now = datetime.now(UTC)
+    task = Task(task_id="t1", kind="adhoc", date=date.fromisoformat(DAY), platform="ernie", category=None,
+                question_ids=[q.id for q in config.questions], first_round=2, rounds=2, event_ids=["e1"],
+                reason="test", base_priority=80, urgency=0, sla_deadline=now, created_at=now)
+    lake, platform = LakeSettings.from_env(tmp_path), config.platform("ernie")
+    with CollectionJournal(lake, DAY, "ernie") as journal:
+        nightly = collect_partition(config, platform, DAY, "run-1", journal, CollectionSettings())
+        extra = collect_partition(config, platform, DAY, "run-2", journal, CollectionSettings(), task=task)
+    assert nightly.succeeded == 6 and nightly.deferred == 0
+    assert extra.succeeded == 1 and extra.deferred == extra.deferred_by_cost == 11

@@ -48,9 +48,9 @@ class CollectionSettings:
 
 def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                       journal: CollectionJournal, settings: CollectionSettings = CollectionSettings(),
-                      log: Callable[[str], None] = lambda _: None) -> CollectionReport:
+                      log: Callable[[str], None] = lambda _: None, task: TaskRequests | None = None) -> CollectionReport:
     """Blocking entry point: runs the partition's collection on its own event loop."""
-    report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log))
+    report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log, task))
     check_report(report, settings.failure_share_limit)
     return report
 
