@@ -15,6 +15,8 @@ SELECT
     count(*) FILTER (WHERE list_rank <= 3) AS top3_answers,
     count(*) FILTER (WHERE recommended) AS recommended_answers,
     count(*) FILTER (WHERE recommended = false) AS negative_answers,
+    count(*) FILTER (WHERE mentioned AND sentiment = 'positive') AS positive_sentiment_answers,
+    count(*) FILTER (WHERE mentioned AND sentiment = 'negative') AS negative_sentiment_answers,
     count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
     count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers
 FROM {{ ref('stg_brand_results') }}

@@ -33,6 +33,13 @@ SELECT
     CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
     CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
     CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
+    -- How the answers that name the brand speak of it (analyze/sentiment.py), over those answers.
+    CASE WHEN mentioned_answers > 0 THEN positive_sentiment_answers / mentioned_answers END AS positive_rate,
+    wilson_low(positive_sentiment_answers, mentioned_answers) AS positive_rate_low,
+    wilson_high(positive_sentiment_answers, mentioned_answers) AS positive_rate_high,
+    CASE WHEN mentioned_answers > 0 THEN negative_sentiment_answers / mentioned_answers END AS negative_sentiment_rate,
+    wilson_low(negative_sentiment_answers, mentioned_answers) AS negative_sentiment_rate_low,
+    wilson_high(negative_sentiment_answers, mentioned_answers) AS negative_sentiment_rate_high,
     CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
     CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
     l.config_version,

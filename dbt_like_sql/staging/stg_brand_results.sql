@@ -14,6 +14,7 @@ SELECT
     first_mention_order,
     list_rank,
     recommended,
+    sentiment,
     cites_own_domain,
     has_citation
 FROM {{ ref('sample_brand_results') }}

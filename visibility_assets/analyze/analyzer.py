@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from ..config import BrandCatalog
 from .matcher import AliasHit, AliasMatcher
+from .sentiment import find_cues, judge
 from .structure import Item, Structure, find_structures
 from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
 
@@ -80,11 +81,14 @@ class BrandResult:
     first_mention_order: int | None = None
     list_rank: int | None = None
     recommended: bool | None = None
+    sentiment: str | None = None  # positive | neutral | negative (analyze/sentiment.py); None: not mentioned
+    sentiment_cues: tuple[str, ...] = ()
+    mention_sentiments: tuple = ()  # one Sentiment per accepted hit of the brand, in text order
 
     def as_json(self) -> dict:
         return {"mentioned": self.mentioned, "mention_count": self.mention_count,
                 "first_mention_order": self.first_mention_order, "list_rank": self.list_rank,
-                "recommended": self.recommended}
+                "recommended": self.recommended, "sentiment": self.sentiment}
 
 
 NOT_MENTIONED = BrandResult().as_json()
@@ -125,6 +129,18 @@ class Analysis:
                 "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
 
 
+def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised) -> None:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in accepted:
+        spans.setdefault(hit.brand, []).append((hit.start, hit.end))
+    others = frozenset(hit.start for hit in accepted)
+    cues = find_cues(body)
+    for name, result in brands.items():
+        judged = judge(body, cues, spans[name], name in advised, others)
+        result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
+        result.mention_sentiments = judged.mentions
+
+
 class Analyzer:
     def __init__(self, catalog: BrandCatalog):
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
@@ -157,6 +173,7 @@ class Analyzer:
         # A brand advised against is still recommended when the answer lists it as an option.
         brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
                   for order, (name, count) in enumerate(mentions.items(), start=1)}
+        _judge_sentiment(body, accepted, brands, advised)
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = text_citations(without_think)

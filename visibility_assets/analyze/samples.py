@@ -68,11 +68,14 @@ SCHEMAS = {
         ("mentioned", pa.bool_()),
         ("mention_count", pa.int32()), ("first_mention_order", pa.int32()), ("list_rank", pa.int32()),
         ("recommended", pa.bool_()), ("cites_own_domain", pa.bool_()),
+        ("sentiment", pa.string()),  # positive | neutral | negative; null when not mentioned
     ]),
     "entity_matches": pa.schema(_KEY + [
         ("brand", pa.string()), ("brand_category", pa.string()), ("alias", pa.string()),
         ("start_pos", pa.int32()), ("end_pos", pa.int32()), ("matched_text", pa.string()),
         ("accepted", pa.bool_()), ("rule", pa.string()), ("excerpt", pa.string()),
+        # An accepted mention's sentiment, from its own context, and the cue words that decided it.
+        ("sentiment", pa.string()), ("sentiment_cues", pa.list_(pa.string())),
     ]),
     "sample_state_history": pa.schema(_KEY + [
         ("seq", pa.int32()), ("state", pa.string()), ("at", pa.timestamp("us", tz="UTC")),
@@ -146,18 +149,23 @@ class SampleCleaner:
                          "has_citation": analysis.has_citation, "mentioned": result.mentioned, "mention_count": result.mention_count,
                          "first_mention_order": result.first_mention_order, "list_rank": result.list_rank,
                          "recommended": result.recommended,
-                         "cites_own_domain": result.mentioned and _cites_domain(hosts, self.domains[name])})
+                         "cites_own_domain": result.mentioned and _cites_domain(hosts, self.domains[name]),
+                         "sentiment": result.sentiment})
         return rows
 
     @staticmethod
     def _match_rows(answer: RawAnswer, analysis: Analysis, key: dict) -> list[dict]:
         text = answer.answer_text
         rows = []
+        mentions = {name: iter(result.mention_sentiments) for name, result in analysis.mentioned.items()}
         for hit, (start, end) in zip(analysis.hits, analysis.hit_spans):
+            judged = next(mentions[hit.brand], None) if hit.accepted and hit.brand in mentions else None
             rows.append({**key, "brand": hit.brand, "brand_category": hit.category, "alias": hit.alias,
                          "start_pos": start, "end_pos": end, "matched_text": text[start:end],
                          "accepted": hit.accepted, "rule": hit.rule,
-                         "excerpt": text[max(0, start - EXCERPT_RADIUS):end + EXCERPT_RADIUS]})
+                         "excerpt": text[max(0, start - EXCERPT_RADIUS):end + EXCERPT_RADIUS],
+                         "sentiment": judged.label if judged else None,
+                         "sentiment_cues": list(judged.cues) if judged else None})
         return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date as Date
 from datetime import timedelta
 from html import escape
@@ -46,13 +47,22 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         " mean the platforms cannot be told apart on this day's sample.</p>",
     ]
     for category in categories:
-        sections += [f"<h3>{escape(category)}</h3>", _mention_chart(conn, day, category, platforms)]
+        sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, day, category, platforms)]
     sections.append("<h2>Share of voice per category</h2>")
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", _share_chart(conn, day, category)]
     sections.append(f"<h2>Trend: mention rate over {TREND_DAYS} days (all platforms pooled)</h2>")
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
+    sections += [
+        "<h2>How each AI speaks of each brand</h2>",
+        '<p class="note">Of the answers that name a brand, the share whose sentences about it are positive, and'
+        " the share negative (analyzer cues: praise and criticism, negation, contrast; a brand both praised and"
+        " criticised counts as neutral). Dot: the share; bar: 95% interval.</p>"]
+    for category in categories:
+        sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, day, category, platforms, POSITIVE_RATE),
+                     _rate_chart(conn, day, category, platforms, NEGATIVE_RATE),
+                     _trend_chart(conn, day, category, POSITIVE_RATE)]
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
                  "<h2>Invalid answers per platform</h2>",
                  '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant, cut'
@@ -62,16 +72,36 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 
 
-def _mention_chart(conn, day: Date, category: str, platforms: list[str]) -> str:
+@dataclass(frozen=True)
+class Rate:
+    """A rate of mention_metrics a chart shows: its columns (names from the model, never input)."""
+    column: str
+    low: str
+    high: str
+    numerator: str  # the counts the pooled trend adds up
+    denominator: str
+    label: str
+
+
+MENTION_RATE = Rate("mention_rate", "mention_rate_low", "mention_rate_high", "mentioned_answers", "valid_answers",
+                    "mention rate")
+POSITIVE_RATE = Rate("positive_rate", "positive_rate_low", "positive_rate_high", "positive_rate * mentioned_answers",
+                     "mentioned_answers", "positive share of mentions")
+NEGATIVE_RATE = Rate("negative_sentiment_rate", "negative_sentiment_rate_low", "negative_sentiment_rate_high",
+                     "negative_sentiment_rate * mentioned_answers", "mentioned_answers", "negative share of mentions")
+
+
+def _rate_chart(conn, day: Date, category: str, platforms: list[str], rate: Rate = MENTION_RATE) -> str:
     rows = conn.execute(
-        """SELECT brand, platform, mention_rate, mention_rate_low, mention_rate_high
-           FROM mention_metrics WHERE date = ? AND category = ? ORDER BY brand, platform""", [day, category]).fetchall()
+        "SELECT brand, platform, " + rate.column + ", " + rate.low + ", " + rate.high
+        + " FROM mention_metrics WHERE date = ? AND category = ? AND " + rate.column + " IS NOT NULL"
+        " ORDER BY brand, platform", [day, category]).fetchall()
     by_brand: dict[str, dict] = {}
-    for brand, platform, rate, low, high in rows:
-        by_brand.setdefault(brand, {})[platform] = (rate, low, high)
+    for brand, platform, value, low, high in rows:
+        by_brand.setdefault(brand, {})[platform] = (value, low, high)
     ordered = sorted(by_brand, key=lambda b: -sum((v[0] or 0) for v in by_brand[b].values()))
     return interval_chart([{"label": b, "points": by_brand[b]} for b in ordered], platforms,
-                          f"mention rate per platform, {category}")
+                          f"{rate.label} per platform, {category}")
 
 
 def _share_chart(conn, day: Date, category: str) -> str:
@@ -86,18 +116,18 @@ def _share_chart(conn, day: Date, category: str) -> str:
                         f"share of voice, {category}")
 
 
-def _trend_chart(conn, day: Date, category: str) -> str:
+def _trend_chart(conn, day: Date, category: str, rate: Rate = MENTION_RATE) -> str:
     start = day - timedelta(days=TREND_DAYS - 1)
     rows = conn.execute(
-        """SELECT date, brand, sum(mentioned_answers) / nullif(sum(valid_answers), 0)
-           FROM mention_metrics WHERE category = ? AND date BETWEEN ? AND ?
-           GROUP BY date, brand ORDER BY date""", [category, start, day]).fetchall()
+        "SELECT date, brand, sum(" + rate.numerator + ") / nullif(sum(" + rate.denominator + "), 0)"
+        " FROM mention_metrics WHERE category = ? AND date BETWEEN ? AND ?"
+        " GROUP BY date, brand ORDER BY date", [category, start, day]).fetchall()
     dates = [(start + timedelta(days=i)).isoformat() for i in range(TREND_DAYS)]
     index = {d: i for i, d in enumerate(dates)}
     lines: dict[str, list] = {}
-    for date, brand, rate in rows:
-        lines.setdefault(brand, [None] * TREND_DAYS)[index[date.isoformat()]] = rate
-    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend, {category}")
+    for date, brand, value in rows:
+        lines.setdefault(brand, [None] * TREND_DAYS)[index[date.isoformat()]] = value
+    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend of the {rate.label}, {category}")
 
 
 def _alerts_table(conn, day: Date) -> str:
