@@ -11,6 +11,7 @@ from visibility_assets.analyze.analyzer import ANALYZER_VERSION
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.days import yesterday
 from visibility_assets.definitions import build_definitions
+from visibility_assets.defs.automation import analysis_version
 from visibility_assets.defs.partitions import partition_tags
 
 from .conftest import write_config
@@ -49,7 +50,7 @@ def test_the_config_folder_decides_partitions_schedule_and_sensors(tmp_path):
     assert resources["visibility_config"].config_dir == str(config.directory)
     catalog_sensor = defs.resolve_sensor_def("catalog_change_sensor")
     first = catalog_sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=resources))
-    assert first.cursor == f"{config.catalog.version}|{ANALYZER_VERSION}"
+    assert first.cursor == analysis_version(config)
     assert config.catalog.version != load_config(EXAMPLE_CONFIG_DIR).catalog.version
 
 
@@ -93,7 +94,7 @@ def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, vis
     context = build_sensor_context(instance=DagsterInstance.ephemeral(), resources=defs.resources,
                                    cursor=f"{config.catalog.version}|0.9.0")
     result = sensor(context)
-    assert result.cursor == f"{config.catalog.version}|{ANALYZER_VERSION}"
+    assert result.cursor == analysis_version(config)
     assert sorted(r.job_name for r in result.run_requests) == ["catalog_job", "reanalysis_job", "reanalysis_job"]
     with read_warehouse() as conn:
         [(kind, reason)] = conn.execute("SELECT kind, reason FROM collection_events").fetchall()
@@ -102,3 +103,14 @@ def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, vis
     unchanged = sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=defs.resources,
                                             cursor=result.cursor))
     assert "unchanged" in str(unchanged)
+
+
+def test_a_change_of_the_domain_table_reanalyses_history(tmp_path, visibility_home):
+    """Cited domains are classed when answers are cleaned: a new class needs a re-analysis."""
+    directory = _two_platform_config(tmp_path)
+    before = analysis_version(load_config(directory))
+    (directory / "domains.yaml").write_text("domains:\n  - {domain: sspai.com, class: news}\n")
+    defs = build_definitions(load_config(directory))
+    result = defs.resolve_sensor_def("catalog_change_sensor")(
+        build_sensor_context(instance=DagsterInstance.ephemeral(), resources=defs.resources, cursor=before))
+    assert result.cursor != before and {r.job_name for r in result.run_requests} == {"catalog_job", "reanalysis_job"}

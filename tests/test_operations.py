@@ -10,7 +10,7 @@ import pytest
 from dagster import AssetKey, build_schedule_context
 
 from tests.pipeline import pipeline, read_warehouse, resources
-from visibility_assets.analyze.analyzer import ANALYZER_VERSION
+from visibility_assets.defs.automation import analysis_version
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.instance import get_instance
 
@@ -108,7 +108,7 @@ def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(
         return catalog_change_sensor(build_sensor_context(instance=instance, cursor=cursor, resources=resources_))
 
     first = tick(None)
-    assert not first.run_requests and first.cursor == f"{load_config().catalog.version}|{ANALYZER_VERSION}"
+    assert not first.run_requests and first.cursor == analysis_version(load_config())
     unchanged = tick(first.cursor)
     assert "unchanged" in str(unchanged)
 
@@ -116,7 +116,7 @@ def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(
     brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", "aliases: [阿里云, 阿里云计算", 1),
                       encoding="utf-8")
     changed = tick(first.cursor)
-    assert changed.cursor == f"{load_config().catalog.version}|{ANALYZER_VERSION}" != first.cursor
+    assert changed.cursor == analysis_version(load_config()) != first.cursor
     catalog_run, *platform_runs = changed.run_requests
     assert catalog_run.job_name == "catalog_job"
     assert [r.tags["visibility/platform"] for r in platform_runs] == load_config().platform_names

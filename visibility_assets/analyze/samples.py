@@ -5,15 +5,17 @@ that cannot be analysed. Pure Python over rows; the asset reads and writes the w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from ..collect.dialects.answer import ANSWERED
-from ..config import BrandCatalog
+from ..collect.dialects.answer import ANSWERED, PLATFORM, TEXT
+from ..config import BrandCatalog, DomainClass
 from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
+from .domains import DomainTable
 
 
 # The life of a sample; each transition is a row of sample_state_history.
@@ -43,6 +45,7 @@ class CleanedBatch:
     matches: list[dict] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
+    citations: list[dict] = field(default_factory=list)
 
     def tables(self) -> dict[str, pa.Table]:
         return {name: pa.Table.from_pylist(rows, schema=SCHEMAS[name])
@@ -50,7 +53,8 @@ class CleanedBatch:
                                    ("sample_brand_results", self.brand_results),
                                    ("entity_matches", self.matches),
                                    ("sample_state_history", self.history),
-                                   ("sample_quarantine", self.quarantine))}
+                                   ("sample_quarantine", self.quarantine),
+                                   ("sample_citations", self.citations))}
 
 
 _KEY = [("request_key", pa.string()), ("date", pa.date32()), ("platform", pa.string())]
@@ -84,6 +88,11 @@ SCHEMAS = {
     "sample_quarantine": pa.schema(_KEY + [
         ("run_id", pa.string()), ("error", pa.string()), ("at", pa.timestamp("us", tz="UTC")),
     ]),
+    # Every source a valid answer cites: from the platform's structured field, or a link in its text.
+    "sample_citations": pa.schema(_KEY + [
+        ("url", pa.string()), ("source", pa.string()), ("domain", pa.string()), ("domain_class", pa.string()),
+        ("own_brand", pa.string()),
+    ]),
 }
 
 
@@ -95,9 +104,10 @@ NOT_NAMED = BrandResult()  # read only: the result of every brand an answer does
 
 
 class SampleCleaner:
-    def __init__(self, catalog: BrandCatalog, run_id: str):
+    def __init__(self, catalog: BrandCatalog, run_id: str, domains: Sequence[DomainClass] = ()):
         self.catalog, self.run_id = catalog, run_id
         self.analyzer = Analyzer(catalog)
+        self.domain_table = DomainTable(catalog, domains)
         self.domains = {b.name: tuple(d.lower() for d in b.domains) for b in catalog.brands}
 
     def clean(self, answers: list[RawAnswer]) -> CleanedBatch:
@@ -118,6 +128,7 @@ class SampleCleaner:
             raise ValueError(f"category {answer.category!r} is not in the brand catalog")
         history.move(VALIDATING)
         analysis = self.analyzer.analyze(answer.answer_text, answer.question_text, answer.category)
+        text_urls = list(analysis.citations)
         if answer.outcome != ANSWERED:  # cut off or moderated: not a complete answer
             analysis = analysis.as_invalid(answer.outcome)
         elif analysis.valid and answer.platform_citations:
@@ -130,6 +141,8 @@ class SampleCleaner:
         batch.samples.append(self._sample_row(answer, analysis, history.key))
         batch.brand_results.extend(self._brand_rows(answer, analysis, history.key))
         batch.matches.extend(self._match_rows(answer, analysis, history.key))
+        if analysis.valid:
+            batch.citations.extend(self._citation_rows(answer.platform_citations, text_urls, history.key))
         history.move(COMPLETED)
 
     def _sample_row(self, answer: RawAnswer, analysis: Analysis, key: dict) -> dict:
@@ -151,6 +164,19 @@ class SampleCleaner:
                          "recommended": result.recommended,
                          "cites_own_domain": result.mentioned and _cites_domain(hosts, self.domains[name]),
                          "sentiment": result.sentiment})
+        return rows
+
+    def _citation_rows(self, platform_urls: Sequence[str], text_urls: Sequence[str], key: dict) -> list[dict]:
+        """A row per cited URL and where it came from (a URL both in the platform's field and in
+        the text has a row for each)."""
+        rows = []
+        for source, urls in ((PLATFORM, platform_urls), (TEXT, text_urls)):
+            for url in dict.fromkeys(urls):
+                classified = self.domain_table.classify(url)
+                if classified is not None:
+                    domain, kind, brand = classified
+                    rows.append({**key, "url": url, "source": source, "domain": domain, "domain_class": kind,
+                                 "own_brand": brand})
         return rows
 
     @staticmethod

@@ -16,6 +16,7 @@ from .schema import (
     Brand,
     BrandCatalog,
     ConfigError,
+    DomainClass,
     MissingApiKey,
     Platform,
     Price,
@@ -27,6 +28,6 @@ from .schema import (
 
 __all__ = [
     "BRANDS_FILE", "CONFIG_DIR_ENV", "DIALECTS", "EXAMPLE_CONFIG_DIR", "PLATFORMS_FILE", "PRICES_FILE",
-    "QUESTIONS_FILE", "Brand", "BrandCatalog", "ConfigError", "MissingApiKey", "Platform", "Price", "Question",
+    "QUESTIONS_FILE", "Brand", "BrandCatalog", "ConfigError", "DomainClass", "MissingApiKey", "Platform", "Price", "Question",
     "UnknownPlatform", "VisibilityConfig", "load_catalog", "load_config", "normalize_alias", "resolve_config_dir",
 ]

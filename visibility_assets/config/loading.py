@@ -17,6 +17,7 @@ from .schema import (
     Brand,
     BrandCatalog,
     ConfigError,
+    DomainClass,
     Platform,
     Price,
     Question,
@@ -32,6 +33,8 @@ QUESTIONS_FILE = "questions.yaml"
 PLATFORMS_FILE = "platforms.yaml"
 PRICES_FILE = "prices.yaml"  # optional: without it costs are null
 EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webhooks
+DOMAINS_FILE = "domains.yaml"  # optional: classes of cited domains, over the built-in table
+BUILT_IN_DOMAINS = Path(__file__).parent / "domain_classes.yaml"
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -60,6 +63,7 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
             )
     prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms}, problems)
     events = _load_document(root / EVENTS_FILE, EventsFile, problems)
+    domains = _load_domains(root / DOMAINS_FILE, problems)
     if problems:
         raise ConfigError(problems)
     assert catalog is not None
@@ -69,6 +73,7 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
         questions=tuple(q for _, q in questions),
         platforms=tuple(p for _, p in platforms),
         prices=tuple(p for _, p in prices),
+        domains=domains,
         events=events.events,
         notifications=events.notifications,
     )
@@ -90,6 +95,17 @@ def _load_prices(path: Path, platform_names: set[str], problems: list[str]) -> l
     _check_unique(PRICES_FILE, entries, lambda p: (p.platform, p.model, p.effective_from),
                   "price start for this platform and model", problems)
     return entries
+
+
+def _load_domains(path: Path, problems: list[str]) -> tuple[DomainClass, ...]:
+    """The built-in domain table with the config's domains.yaml over it (a domain listed in both
+    takes the config's class)."""
+    by_domain = {d.domain: d for _, d in _load_entries(BUILT_IN_DOMAINS, "domains", DomainClass, problems)}
+    if path.exists():
+        entries = _load_entries(path, "domains", DomainClass, problems)
+        _check_unique(DOMAINS_FILE, entries, lambda d: d.domain, "domain", problems)
+        by_domain.update({d.domain: d for _, d in entries})
+    return tuple(by_domain.values())
 
 
 def _load_document(path: Path, model: type[_Entry], problems: list[str]) -> Any:

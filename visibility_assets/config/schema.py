@@ -87,6 +87,16 @@ class Platform(_Entry):
         return key
 
 
+DOMAIN_CLASSES = ("encyclopedia", "qa_community", "news", "ecommerce", "government", "other")
+
+
+class DomainClass(_Entry):
+    """What kind of source a cited domain is (and its subdomains)."""
+
+    domain: str = Field(pattern=r"^[a-z0-9-]+(\.[a-z0-9-]+)*$")
+    kind: Literal["encyclopedia", "qa_community", "news", "ecommerce", "government", "other"] = Field(alias="class")
+
+
 class PeakWindow(_Entry):
     """A time of day when the platform charges differently (e.g. an off-peak discount)."""
 
@@ -161,6 +171,7 @@ class VisibilityConfig:
     questions: tuple[Question, ...]
     platforms: tuple[Platform, ...]
     prices: tuple[Price, ...] = ()
+    domains: tuple[DomainClass, ...] = ()  # the built-in table, then domains.yaml's entries
     events: EventSettings = field(default_factory=EventSettings)
     notifications: Notifications = field(default_factory=Notifications)
 

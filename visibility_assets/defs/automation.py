@@ -1,6 +1,8 @@
 """Automation: every job of the pipeline (each defined once), the nightly schedule and the
 sensor that re-analyses history after an alias change (which never asks a platform again)."""
 
+import hashlib
+import json
 import os
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -107,21 +109,22 @@ def reanalysis_range(warehouse: WarehouseResource) -> tuple[date, date]:
 @sensor(
     jobs=[catalog_job, reanalysis_job],
     minimum_interval_seconds=60,
-    description="When brands.yaml changes (its hash) or the analyzer's version does, re-analyse the last"
+    description="When brands.yaml changes (its hash), the domain table or the analyzer's version does, re-analyse the last"
     " VISIBILITY_REANALYSIS_DAYS days (90 by default) of every platform: one single run per platform over"
     " cleaned_samples and everything downstream, never raw_ai_responses.",
 )
 def catalog_change_sensor(context: SensorEvaluationContext, visibility_config: VisibilityConfigResource,
                           warehouse: WarehouseResource):
     config = visibility_config.load()
-    version = f"{config.catalog.version}|{ANALYZER_VERSION}"
+    version = analysis_version(config)
     if context.cursor is None:
         return SensorResult(cursor=version, skip_reason=f"first look at brands.yaml and the analyzer ({version})")
-    # A cursor from before the analyzer's version was part of it: that version is the current one.
-    seen_catalog, _, seen_analyzer = context.cursor.partition("|")
-    seen = f"{seen_catalog}|{seen_analyzer or ANALYZER_VERSION}"
+    # A cursor from before a part was added to it: that part is taken as the current one.
+    seen_catalog, seen_analyzer, seen_domains = (context.cursor.split("|") + ["", ""])[:3]
+    _, analyzer, domains = version.split("|")
+    seen = f"{seen_catalog}|{seen_analyzer or analyzer}|{seen_domains or domains}"
     if seen == version:
-        return SkipReason(f"brands.yaml and the analyzer unchanged ({version})")
+        return SkipReason(f"brands.yaml, the domain table and the analyzer unchanged ({version})")
     since, until = reanalysis_range(warehouse)
     if seen_analyzer and seen_analyzer != ANALYZER_VERSION:
         record_analyzer_change(warehouse, config, seen_analyzer, since, until)
@@ -132,6 +135,13 @@ def catalog_change_sensor(context: SensorEvaluationContext, visibility_config: V
         for platform in config.platform_names
     ]
     return SensorResult(run_requests=requests, cursor=version)
+
+
+def analysis_version(config) -> str:
+    """What the cleaned samples depend on besides the raw answers: brands.yaml (its hash), the
+    analyzer's version and the domain table (built-in and domains.yaml)."""
+    table = json.dumps(sorted((d.domain, d.kind) for d in config.domains))
+    return f"{config.catalog.version}|{ANALYZER_VERSION}|{hashlib.sha256(table.encode()).hexdigest()[:12]}"
 
 
 def record_analyzer_change(warehouse: WarehouseResource, config, previous: str, since: date, until: date) -> None:

@@ -1,5 +1,6 @@
 """Clean: brand_catalog and cleaned_samples, the analysis of raw answers, re-runnable at any time."""
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from dagster import (
@@ -16,6 +17,7 @@ from dagster import (
 
 from ..analyze.analyzer import ANALYZER_VERSION
 from ..analyze.samples import RawAnswer, SampleCleaner
+from ..config import DomainClass
 from ..warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
 from ..warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
@@ -83,16 +85,17 @@ def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
         partitions = sorted({split_partition_key(key) for key in context.partition_keys})
-        return clean_partitions(partitions, visibility_config.load().catalog, warehouse, context.run_id)
+        config = visibility_config.load()
+        return clean_partitions(partitions, config.catalog, warehouse, context.run_id, config.domains)
 
     return cleaned_samples
 
 
 def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: WarehouseResource,
-                     run_id: str) -> MaterializeResult:
+                     run_id: str, domains: Sequence[DomainClass] = ()) -> MaterializeResult:
     """Analyse every raw answer of the partitions again and replace their cleaned rows."""
     answers = _read_answers(warehouse, partitions)
-    batch = SampleCleaner(catalog, run_id).clean(answers)
+    batch = SampleCleaner(catalog, run_id, domains).clean(answers)
     snapshot = warehouse.replace_partitions(batch.tables(), partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])

@@ -33,11 +33,11 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
 
 @asset(
     deps=[AssetKey("mention_metrics"), AssetKey("visibility_alerts"), AssetKey("fct_invalid_answers"),
-          AssetKey("fct_collection_quality")],
+          AssetKey("fct_collection_quality"), AssetKey("cited_domains")],
     group_name="report",
     kinds={"html"},
     description="A static HTML report of the latest day: mention rates with intervals, share of voice,"
-    " 30-day trends, alerts, invalid answers and collection quality per platform.",
+    " 30-day trends, sentiment, where each AI gets its facts, alerts, invalid answers and collection quality.",
 )
 def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
     with warehouse.read_only() as conn:

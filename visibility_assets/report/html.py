@@ -11,6 +11,7 @@ import duckdb
 
 from .charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from .quality import quality_section
+from .sources import sources_section
 
 TREND_DAYS = 30
 ALERT_DAYS = 7
@@ -63,6 +64,7 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, day, category, platforms, POSITIVE_RATE),
                      _rate_chart(conn, day, category, platforms, NEGATIVE_RATE),
                      _trend_chart(conn, day, category, POSITIVE_RATE)]
+    sections.append(sources_section(conn, day))
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
                  "<h2>Invalid answers per platform</h2>",
                  '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant, cut'

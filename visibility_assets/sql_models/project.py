@@ -46,6 +46,7 @@ SOURCES = {
     "entity_matches": "cleaned_samples",
     "sample_state_history": "cleaned_samples",
     "sample_quarantine": "cleaned_samples",
+    "sample_citations": "cleaned_samples",
 }
 
 
