@@ -6,6 +6,8 @@
 -- that day (dozens of brands are tested at once). decision: 'alert' when p < 0.01 and
 -- q <= 0.10 (the change is clear; it is notified); 'borderline' otherwise (p between 0.01 and
 -- 0.05, or q high): more samples of that day can settle it (events/, extra sampling).
+-- model_changed: the platform changed its model that day (fct_model_changes), so a jump is
+-- likely the model's; the flagged signals themselves are rows of kind 'model_change'.
 WITH mention_today AS (
     SELECT date, platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
     FROM {{ ref('fct_mention_metrics') }}
@@ -75,7 +77,14 @@ adjusted AS (
     SELECT *, least(1.0, min(p * tests / p_rank) OVER (
                PARTITION BY date, platform ORDER BY p_rank DESC ROWS UNBOUNDED PRECEDING)) AS q_value
     FROM ranked
-)
+),
+model_days AS (
+    SELECT date, platform, bool_or(flagged) AS model_changed
+    FROM {{ ref('fct_model_changes') }}
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    GROUP BY ALL
+),
+changes AS (
 SELECT
     date,
     platform,
@@ -102,3 +111,33 @@ SELECT
     $run_id AS run_id
 FROM adjusted
 WHERE p < 0.05
+)
+
+SELECT c.*, coalesce(m.model_changed, false) AS model_changed
+FROM changes AS c
+LEFT JOIN model_days AS m USING (date, platform)
+UNION ALL
+-- The day a platform changed its model is itself an alert: a metric jump that day is the model's.
+SELECT
+    date,
+    platform,
+    'model_change' AS kind,
+    NULL AS category,
+    signal || coalesce(': ' || value_today, '') AS subject,
+    CASE WHEN rate >= baseline_rate THEN 'up' ELSE 'down' END AS direction,
+    rate, rate_low, rate_high, baseline_rate, baseline_low, baseline_high,
+    rate - baseline_rate AS change,
+    z,
+    p_value,
+    NULL AS q_value,
+    NULL AS tests_that_day,
+    'alert' AS decision,
+    n1 AS answers,
+    n0 AS baseline_answers,
+    baseline_days,
+    now() AS stored_at,
+    $run_id AS run_id,
+    true AS model_changed
+FROM {{ ref('fct_model_changes') }}
+SEMI JOIN {{ run_partitions }} USING (date, platform)
+WHERE flagged

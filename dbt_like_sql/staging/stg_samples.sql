@@ -16,3 +16,5 @@ SELECT
     config_version,
     run_id AS samples_run_id
 FROM {{ ref('cleaned_samples') }}
+-- Canary answers (category canary) are read by fct_canary_daily, never by the brand metrics.
+WHERE category <> 'canary'

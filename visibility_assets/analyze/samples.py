@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..collect.dialects.answer import ANSWERED, PLATFORM, TEXT
 from ..config import BrandCatalog, DomainClass
+from ..config.schema import CANARY
 from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
 from .domains import DomainTable
 
@@ -124,7 +125,7 @@ class SampleCleaner:
         return batch
 
     def _clean_one(self, answer: RawAnswer, history: _History, batch: CleanedBatch) -> None:
-        if answer.category not in self.analyzer.brand_names:
+        if answer.category not in self.analyzer.brand_names and answer.category != CANARY:
             raise ValueError(f"category {answer.category!r} is not in the brand catalog")
         history.move(VALIDATING)
         analysis = self.analyzer.analyze(answer.answer_text, answer.question_text, answer.category)

@@ -162,4 +162,4 @@ def answer_row(outcome: RequestOutcome) -> tuple:
             usage.completion_tokens, usage.total_tokens, attempt.finished_at, normalized.outcome,
             normalized.finish_reason, normalized.reasoning_text, [asdict(c) for c in normalized.citations],
             normalized.search_used, usage.cached_tokens, usage.reasoning_tokens, usage.search_count, answer.cost,
-            answer.currency)
+            answer.currency, normalized.system_fingerprint)

@@ -45,8 +45,9 @@ def request_body(platform: Platform, question: Question) -> dict:
 
 
 def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> list[PlannedRequest]:
-    """The nightly plan: every question, rounds 1..platform.rounds."""
-    return _plan(platform, date, config.questions, range(1, platform.rounds + 1))
+    """The nightly plan: every question and canary prompt, rounds 1..platform.rounds."""
+    questions = config.questions + tuple(c.as_question() for c in config.canaries)
+    return _plan(platform, date, questions, range(1, platform.rounds + 1))
 
 
 def plan_task_requests(config: VisibilityConfig, platform: Platform, task: TaskRequests) -> list[PlannedRequest]:

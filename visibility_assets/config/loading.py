@@ -16,6 +16,7 @@ from .events import EventsFile
 from .schema import (
     Brand,
     BrandCatalog,
+    Canary,
     ConfigError,
     DomainClass,
     Platform,
@@ -33,6 +34,7 @@ QUESTIONS_FILE = "questions.yaml"
 PLATFORMS_FILE = "platforms.yaml"
 PRICES_FILE = "prices.yaml"  # optional: without it costs are null
 EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webhooks
+CANARIES_FILE = "canaries.yaml"  # optional: brand-agnostic prompts for the model-change canary
 DOMAINS_FILE = "domains.yaml"  # optional: classes of cited domains, over the built-in table
 BUILT_IN_DOMAINS = Path(__file__).parent / "domain_classes.yaml"
 
@@ -64,6 +66,12 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
     prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms}, problems)
     events = _load_document(root / EVENTS_FILE, EventsFile, problems)
     domains = _load_domains(root / DOMAINS_FILE, problems)
+    canaries = _load_entries(root / CANARIES_FILE, "canaries", Canary, problems) if (root / CANARIES_FILE).exists() else []
+    _check_unique(CANARIES_FILE, canaries, lambda c: c.id, "canary id", problems)
+    question_ids = {q.id for _, q in questions}
+    for line, canary in canaries:
+        if canary.id in question_ids:
+            problems.append(f"{CANARIES_FILE} line {line}: canary id {canary.id!r} is also a question id")
     if problems:
         raise ConfigError(problems)
     assert catalog is not None
@@ -74,6 +82,7 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
         platforms=tuple(p for _, p in platforms),
         prices=tuple(p for _, p in prices),
         domains=domains,
+        canaries=tuple(c for _, c in canaries),
         events=events.events,
         notifications=events.notifications,
     )

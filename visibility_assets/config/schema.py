@@ -52,6 +52,19 @@ class Question(_Entry):
     priority: int = 0
 
 
+CANARY = "canary"  # the category of the canary prompts: never a brand category
+
+
+class Canary(_Entry):
+    """A brand-agnostic prompt asked every night to notice a platform's model change."""
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+
+    def as_question(self) -> Question:
+        return Question(id=self.id, text=self.text, category=CANARY, scene="CANARY", priority=0)
+
+
 PLATFORM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # How each platform is asked and read: one adapter per dialect (collect/dialects/).
 DIALECTS = ("openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi", "perplexity")
@@ -172,6 +185,7 @@ class VisibilityConfig:
     platforms: tuple[Platform, ...]
     prices: tuple[Price, ...] = ()
     domains: tuple[DomainClass, ...] = ()  # the built-in table, then domains.yaml's entries
+    canaries: tuple[Canary, ...] = ()  # canaries.yaml: asked with the nightly questions
     events: EventSettings = field(default_factory=EventSettings)
     notifications: Notifications = field(default_factory=Notifications)
 

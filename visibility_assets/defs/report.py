@@ -33,7 +33,7 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
 
 @asset(
     deps=[AssetKey("mention_metrics"), AssetKey("visibility_alerts"), AssetKey("fct_invalid_answers"),
-          AssetKey("fct_collection_quality"), AssetKey("cited_domains")],
+          AssetKey("fct_collection_quality"), AssetKey("cited_domains"), AssetKey("fct_model_changes")],
     group_name="report",
     kinds={"html"},
     description="A static HTML report of the latest day: mention rates with intervals, share of voice,"

@@ -34,7 +34,8 @@ def describe_alert(row: dict) -> str:
     what = "mention rate" if row["kind"] == "mention_rate" else row["kind"].replace("_", " ")
     return (f"{row['subject']} {what} {row['direction']} {row['change'] * 100:+.1f} pp on {row['platform']}"
             f" ({row['date']}): {row['rate']:.0%} [{row['rate_low']:.0%}, {row['rate_high']:.0%}] against"
-            f" {row['baseline_rate']:.0%}, p={row['p_value']:.3g}, q={row['q_value']:.2f}: {row['decision']}")
+            f" {row['baseline_rate']:.0%}, p={row['p_value']:.3g}"
+            + (f", q={row['q_value']:.2f}" if row['q_value'] is not None else "") + f": {row['decision']}")
 
 
 QUALITY_FIGURES = ("parse_success", "success_share")

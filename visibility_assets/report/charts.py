@@ -76,15 +76,23 @@ def stacked_bars(rows: list[dict], parts: list[str], label: str, colours: dict[s
     return _svg(left + width + 160, max(y + 30, 30 + 18 * len(parts)), body, label)
 
 
-def line_chart(dates: list[str], lines: dict[str, list[float | None]], label: str) -> str:
-    """One line per series over the dates (values 0..1; None leaves a gap)."""
+def line_chart(dates: list[str], lines: dict[str, list[float | None]], label: str,
+               marks: dict[str, str] | None = None) -> str:
+    """One line per series over the dates (values 0..1; None leaves a gap); `marks` draws a
+    dashed line at each of its dates with its note (a platform's model change)."""
     left, width, top, height = 50, 520, 14, 180
     body = []
+    step = width / max(1, len(dates) - 1)
+    for day, note in (marks or {}).items():
+        if day in dates:
+            x = left + step * dates.index(day)
+            body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + height}" stroke="#6b7280" '
+                        f'stroke-dasharray="4 3"><title>{escape(note)}</title></line>'
+                        f'<text x="{x + 3:.1f}" y="{top + 10}" font-size="10" fill="#6b7280">{escape(note)}</text>')
     for t in TICKS:
         y = top + height * (1 - t)
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + width}" y2="{y:.1f}" stroke="#e5e7eb"/>'
                     f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#4b5563">{t:.0%}</text>')
-    step = width / max(1, len(dates) - 1)
     for index, (name, values) in enumerate(lines.items()):
         path, pen_down = [], False
         for i, value in enumerate(values):

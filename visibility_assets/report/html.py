@@ -129,13 +129,23 @@ def _trend_chart(conn, day: Date, category: str, rate: Rate = MENTION_RATE) -> s
     lines: dict[str, list] = {}
     for date, brand, value in rows:
         lines.setdefault(brand, [None] * TREND_DAYS)[index[date.isoformat()]] = value
-    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend of the {rate.label}, {category}")
+    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend of the {rate.label}, {category}",
+                      model_changes(conn, start, day))
+
+
+def model_changes(conn, start: Date, end: Date) -> dict[str, str]:
+    """The days a platform changed its model (fct_model_changes), as trend marks."""
+    rows = conn.execute("SELECT date, string_agg(DISTINCT platform, ', ' ORDER BY platform) FROM fct_model_changes"
+                        " WHERE flagged AND date BETWEEN ? AND ? GROUP BY date", [start, end]).fetchall()
+    return {day.isoformat(): f"model change: {platforms}" for day, platforms in rows}
 
 
 def _alerts_table(conn, day: Date) -> str:
     rows = conn.execute(
         """SELECT date, platform, kind, coalesce(category, ''), subject, direction, rate, rate_low, rate_high,
-                  baseline_rate, baseline_low, baseline_high, p_value, q_value, decision
+                  baseline_rate, baseline_low, baseline_high, p_value, coalesce(q_value, p_value),
+                  decision || CASE WHEN model_changed AND kind <> 'model_change' THEN ' (model changed that day)'
+                                   ELSE '' END
            FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, decision, p_value""",
         [day - timedelta(days=ALERT_DAYS - 1), day]).fetchall()
     if not rows:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import duckdb
 
 from ..analyze.replay_record import ANALYZER_REPLAYS
+from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
 from ..events.model import COLLECTION_TASKS
 from ..warehouse.db import ensure_table
-from ..warehouse.tables import COLLECTION_RUNS, COLLECTION_TABLES
+from ..warehouse.tables import COLLECTION_RUNS, COLLECTION_TABLES, Table
 
-SOURCE_TABLES = (*COLLECTION_TABLES, COLLECTION_RUNS, COLLECTION_TASKS, ANALYZER_REPLAYS)
+CLEANED_TABLES = tuple(Table(name, tuple(schema)) for name, schema in CLEANED_SCHEMAS.items())
+SOURCE_TABLES = (*COLLECTION_TABLES, COLLECTION_RUNS, COLLECTION_TASKS, ANALYZER_REPLAYS, *CLEANED_TABLES)
 
 
 def ensure_sources(conn: duckdb.DuckDBPyConnection, refs: tuple[str, ...]) -> None:

@@ -42,6 +42,7 @@ class NormalizedAnswer:
     reasoning_text: str | None = None
     finish_reason: str | None = None
     model: str | None = None
+    system_fingerprint: str | None = None  # the deployment that answered, where the platform says
     citations: list[Citation] = field(default_factory=list)
     search_used: bool = False
     usage: Usage = field(default_factory=Usage)

@@ -108,7 +108,8 @@ class Dialect:
             usage = replace(usage, search_count=searches)
         return NormalizedAnswer(
             outcome=self.outcome(finish, payload), text=text, reasoning_text=reasoning or None,
-            finish_reason=finish, model=payload.get("model"), citations=citations,
+            finish_reason=finish, model=payload.get("model"), system_fingerprint=_text_or_none(payload.get("system_fingerprint")),
+            citations=citations,
             search_used=bool(searches) or self.search_used(payload, citations), usage=usage)
 
     def read_rounds(self, payloads: list[dict]) -> NormalizedAnswer:
@@ -196,3 +197,7 @@ def error_codes(body: str) -> list[str]:
     else:
         found = [data.get("code"), error if isinstance(error, str) else None]
     return [str(code) for code in found if code not in (None, "")]
+
+
+def _text_or_none(value) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import time
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -306,7 +307,10 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
 
     composed = compose_answer_detailed(answer_rng, ask.question, brands, platform, day, behaviour.factors_on(day))
     text = composed.text
-    completion = Completion(ident=ident, created=int(time.time()), model=ask.model, text=text,
+    switched_to = behaviour.model_on(day, ask.model)
+    if switched_to is not None:
+        text = written_by_new_model(text, extra_rng)
+    completion = Completion(ident=ident, created=int(time.time()), model=switched_to or ask.model, text=text,
                             prompt_tokens=prompt_tokens)
     if issued is not None:  # Kimi's answer after its search: the search results are billed as prompt
         completion.prompt_tokens = issued.first_prompt_tokens + issued.search_tokens + tokens(issued.arguments)
@@ -409,3 +413,20 @@ def _throttled(dialect: SimDialect, behaviour: PlatformBehaviour, wait: float, m
     headers = [("retry-after", retry_after), ("retry-after-ms", str(max(1, int(wait * 1000)))),
                *dialect.limit_headers(limit, 0, wait)]
     return _shaped(dialect.rate_limit_error(model, limit, wait, ident), headers=headers, fault=Fault.THROTTLE)
+
+
+LIST_MARKER = re.compile(r"(?m)^([ \t]*)(?:[-*•]|\d{1,2}[.)、])[ \t]+")
+NEW_MODEL_CODA = (
+    "\n\n总的来说，具体选择还需要结合你的实际需求、预算和使用场景综合考虑；如果条件允许，建议先试用再做决定，"
+    "并关注后续的版本更新与服务条款变化。",
+    "\n\nIn short, the right choice depends on your needs, budget and context; where you can, try before you"
+    " commit, and keep an eye on later releases and changes to the terms of service.",
+)
+
+
+def written_by_new_model(text: str, rng: random.Random) -> str:
+    """How the switched-to model writes: prose where the old one listed, and a longer close."""
+    if not text.strip():
+        return text
+    coda = NEW_MODEL_CODA[0] if any("\u4e00" <= ch <= "\u9fff" for ch in text[:200]) else NEW_MODEL_CODA[1]
+    return LIST_MARKER.sub(r"\1", text) + coda * (1 + (rng.random() < 0.5))

@@ -61,6 +61,10 @@ class PlatformBehaviour:
     # (brand, first day YYYY-MM-DD, factor): from that day on, the platform names the brand with
     # its weight multiplied by factor (a change of known size, for tests and demos).
     brand_shifts: tuple[tuple[str, str, float], ...] = ()
+    # (first day YYYY-MM-DD, model): from that day on the platform answers with another model, as
+    # a platform's silent upgrade does: it reports that model (and its fingerprint) and writes
+    # differently (longer, in prose rather than lists).
+    model_switch: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.window_retry_header not in WINDOW_RETRY_HEADERS:
@@ -111,6 +115,12 @@ class PlatformBehaviour:
             if day is not None and day[:10] >= first_day:
                 factors[brand] = factors.get(brand, 1.0) * factor
         return factors
+
+    def model_on(self, day: str | None, asked: str) -> str | None:
+        """The model that answers on `day`: the switched-to one from its first day, else None."""
+        if self.model_switch is not None and day is not None and day[:10] >= self.model_switch[0]:
+            return self.model_switch[1]
+        return None
 
     def draw_latency(self, rng: random.Random, time_scale: float) -> float:
         low, high = self.latency_s

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from .base import SimDialect, _thinking_type, _uuid
 
 
@@ -19,7 +21,8 @@ class DeepSeek(SimDialect):
     def decorate(self, body, choice, message, c):
         body["id"] = _uuid(c.ident)
         choice["logprobs"] = None
-        body["system_fingerprint"] = "fp_" + c.ident[24:34]
+        # A deployment's fingerprint: the same for every answer of one model (it changes with the model).
+        body["system_fingerprint"] = "fp_" + hashlib.sha256(c.model.encode()).hexdigest()[:10]
 
     def usage_details(self, usage, c):
         usage["prompt_tokens_details"] = {"cached_tokens": c.cached_tokens}
