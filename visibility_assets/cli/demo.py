@@ -51,11 +51,16 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     defs = build_definitions(config)
     instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
     settings = DEMO_SIMULATOR
+    switch = demo_model_switch(config, dates)
     for platform in config.platforms:
         settings.platforms[platform.name] = PlatformBehaviour(
             rate_limit_rps=platform.rate_limit_rps, latency_s=settings.default.latency_s,
+            model_switch=switch if platform is config.platforms[0] else None,
         ).with_transient_faults(DEMO_FAULT_RATE, hangs=False)
     print(f"data directory: {data_dir()}", file=out)
+    if switch:
+        print(f"{config.platforms[0].name} switches to the model {switch[1]} on {switch[0]}"
+              " (the model-change canary should flag that day)", file=out)
     print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
           file=out, flush=True)
     catalog_run = run_job(defs, catalog_job.name, instance)
@@ -73,6 +78,13 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
     print(f"report: {report_path or 'FAILED'}", file=out)
     return 0 if report.success and all(r.success for r in runs) else 1
+
+
+def demo_model_switch(config: VisibilityConfig, dates: list[str]) -> tuple[str, str] | None:
+    """Over several days, the first platform silently changes its model on the last one."""
+    if len(dates) < 2 or not config.platforms:
+        return None
+    return dates[-1], config.platforms[0].model + "-next"
 
 
 def _progress(run, out) -> None:
