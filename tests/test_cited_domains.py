@@ -5,7 +5,7 @@ import yaml
 
 from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.cli.partition_runs import materialize_partition
-from visibility_assets.config import ConfigError, load_config
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_config
 from visibility_assets.instance import get_instance
 
 pytestmark = pytest.mark.slow  # a simulator and a Dagster run
@@ -16,12 +16,15 @@ DAY = "2026-11-12"
 def test_each_cited_domain_is_classed_counted_per_source_and_tied_to_the_brands_beside_it(
         visibility_home, config_dir, simulator):
     (config_dir / "domains.yaml").write_text(yaml.safe_dump({"domains": [{"domain": "sspai.com", "class": "news"}]}))
+    # The canary prompts' answers cite sources too, but are not answers about brands.
+    (config_dir / "canaries.yaml").write_text((EXAMPLE_CONFIG_DIR / "canaries.yaml").read_text(encoding="utf-8"),
+                                              encoding="utf-8")
     own = {d: b.name for b in load_config().brands for d in b.domains}
     assert materialize_partition(pipeline(), DAY, "ernie", get_instance()).success  # ernie searches
     with read_warehouse() as conn:
         rows = conn.execute("SELECT domain, source, domain_class, own_brand, citing_answers, valid_answers, share,"
                             " class_share, brands_mentioned FROM cited_domains").fetchall()
-        valid = conn.execute("SELECT count(*) FROM cleaned_samples WHERE valid").fetchone()[0]
+        valid = conn.execute("SELECT count(*) FROM cleaned_samples WHERE valid AND category <> 'canary'").fetchone()[0]
     by_key = {(domain, source): row for domain, source, *row in rows}
     assert {source for _, source in by_key} == {"platform", "text"}
     assert by_key[("zhihu.com", "platform")][0] == "qa_community"  # zhuanlan.zhihu.com and www.zhihu.com

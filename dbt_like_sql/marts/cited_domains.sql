@@ -17,6 +17,7 @@ classified AS (
     SELECT request_key, date, platform, source, domain, domain_class, own_brand
     FROM {{ ref('sample_citations') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
+    SEMI JOIN {{ ref('stg_samples') }} USING (request_key, date, platform)  -- not the canary prompts
 ),
 named AS (
     SELECT request_key, list(brand ORDER BY brand) AS brands

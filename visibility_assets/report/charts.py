@@ -88,7 +88,8 @@ def line_chart(dates: list[str], lines: dict[str, list[float | None]], label: st
             x = left + step * dates.index(day)
             body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + height}" stroke="#6b7280" '
                         f'stroke-dasharray="4 3"><title>{escape(note)}</title></line>'
-                        f'<text x="{x + 3:.1f}" y="{top + 10}" font-size="10" fill="#6b7280">{escape(note)}</text>')
+                        f'<text x="{x - 3:.1f}" y="{top + 10}" font-size="10" fill="#6b7280" text-anchor="end">'
+                        f'{escape(note)}</text>')
     for t in TICKS:
         y = top + height * (1 - t)
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + width}" y2="{y:.1f}" stroke="#e5e7eb"/>'

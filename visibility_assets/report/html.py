@@ -143,7 +143,7 @@ def model_changes(conn, start: Date, end: Date) -> dict[str, str]:
 def _alerts_table(conn, day: Date) -> str:
     rows = conn.execute(
         """SELECT date, platform, kind, coalesce(category, ''), subject, direction, rate, rate_low, rate_high,
-                  baseline_rate, baseline_low, baseline_high, p_value, coalesce(q_value, p_value),
+                  baseline_rate, baseline_low, baseline_high, p_value, q_value,
                   decision || CASE WHEN model_changed AND kind <> 'model_change' THEN ' (model changed that day)'
                                    ELSE '' END
            FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, decision, p_value""",
@@ -157,7 +157,7 @@ def _alerts_table(conn, day: Date) -> str:
         f"<tr><td>{d}</td><td>{escape(p)}</td><td>{escape(k)}</td><td>{escape(c)}</td><td>{escape(s)}</td>"
         f'<td class="{direction}">{"▲" if direction == "up" else "▼"} {rate - base:+.0%}</td>'
         f"<td>{rate:.0%} ({lo:.0%}-{hi:.0%})</td><td>{base:.0%} ({blo:.0%}-{bhi:.0%})</td><td>{pv:.1e}</td>"
-        f"<td>{qv:.2f}</td><td>{escape(decision)}</td></tr>"
+        f"<td>{'–' if qv is None else f'{qv:.2f}'}</td><td>{escape(decision)}</td></tr>"
         for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv, qv, decision in rows)
     note = ('<p class="note">alert: p &lt; 0.01 and q &le; 0.10, a clear change. borderline: p &lt; 0.05 but'
             " not clear yet; the platform is asked that category's questions for extra rounds that day"
