@@ -31,7 +31,7 @@ def seed_raw_answers(config, days: int) -> int:
         for platform in config.platforms:
             for request in plan_requests(config, platform, day):
                 text = compose_answer(random.Random(request.request_key), request.question_text,
-                                      brands[request.category], platform.name, day)
+                                      brands.get(request.category, ()), platform.name, day)
                 rows.append({"request_key": request.request_key, "date": LAST_DAY - timedelta(days=offset),
                              "platform": platform.name, "question_id": request.question_id,
                              "question_text": request.question_text, "category": request.category,
