@@ -61,8 +61,11 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         " the share negative (analyzer cues: praise and criticism, negation, contrast; a brand both praised and"
         " criticised counts as neutral). Dot: the share; bar: 95% interval.</p>"]
     for category in categories:
-        sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, day, category, platforms, POSITIVE_RATE),
+        sections += [f"<h3>{escape(category)}</h3>", '<p class="note">Positive share of mentions</p>',
+                     _rate_chart(conn, day, category, platforms, POSITIVE_RATE),
+                     '<p class="note">Negative share of mentions</p>',
                      _rate_chart(conn, day, category, platforms, NEGATIVE_RATE),
+                     '<p class="note">Positive share, 30-day trend (all platforms pooled)</p>',
                      _trend_chart(conn, day, category, POSITIVE_RATE)]
     sections.append(sources_section(conn, day))
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
