@@ -14,26 +14,41 @@ from .structure import Item, Structure, find_structures
 from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.0.0"
+ANALYZER_VERSION = "1.1.0"
 
 EMPTY, REFUSAL, ERROR, IRRELEVANT = "empty", "refusal", "error", "irrelevant"
 
+# 不便 declines ("不便透露", "不便作出评价"), but not as part of "并不便宜", "不便利" or "不便捷".
+DECLINE_BUEBIAN = r"不便(?!宜|利|捷|于|携|之处|的)"
 REFUSAL_TEXT = re.compile(
-    r"抱歉|对不起|很遗憾|无法回答|无法提供|不能回答|不能提供|暂时无法|无法满足|无法协助|我不能|我无法|不便|不予评价|"
+    r"抱歉|对不起|很遗憾|无法回答|无法提供|不能回答|不能提供|暂时无法|无法满足|无法协助|我不能|我无法|" + DECLINE_BUEBIAN + r"|不予评价|"
     r"不作评价|无法评价|无法给出|"
     r"i can't|i cannot|i can not|i'm unable|i am unable|i'm sorry|i am sorry|i won't be able|"
     r"unable to (?:help|assist|provide)|not able to (?:help|assist|provide)|can't (?:help|assist)|cannot (?:help|assist)"
 )
 STRONG_REFUSAL = re.compile(
-    r"无法回答|无法提供|不能回答|不能提供|无法协助|不便|can't help|cannot help|can not help|can't assist|"
+    r"无法回答|无法提供|不能回答|不能提供|无法协助|" + DECLINE_BUEBIAN + r"|can't help|cannot help|can not help|can't assist|"
     r"cannot assist|unable to (?:help|assist|provide)|not able to (?:help|assist|provide)"
 )
 GOES_ON = re.compile(r"但可以|但是可以|不过可以|以下|下面|如下|however|but here|here's|here is|that said", re.I)
 ERROR_TEXT = re.compile(
     r"服务器繁忙|服务繁忙|系统繁忙|请稍后再试|请稍后重试|网络错误|网络异常|系统错误|服务异常|内部错误|请求过于频繁|请求失败|"
     r"rate limit|too many requests|internal server error|server error|service unavailable|bad gateway|"
-    r"gateway timeout|error code|\berror\b|exception|timed? ?out|overloaded|try again later"
+    r"gateway timeout|error code|\berror\b|exception|timed? ?out|overloaded|try again later|错误码|错误代码|频率超限|"
+    r"请求超限|调用超限|额度不足|配额|限流|暂时不可用|quota"
 )
+# Error text that no answer opens with, whatever its length or the brands it names: a JSON error
+# body, "Error code: 429 - {...}", "API Error: 503 Service Unavailable", "HTTP 502 Bad Gateway".
+ERROR_OPENING = re.compile(
+    r"\W{0,3}(?:\{\s*[\"']?error[\"']?\s*:|(?:api\s*|http\s*)?error(?:\s*code)?\s*[:=-]?\s*[45]\d\d\b|"
+    r"(?:api\s*)?error\s*:|http(?:/[\d.]+)?\s*[45]\d\d\b|[45]\d\d\s*[:-]?\s*(?:too many requests|service unavailable|"
+    r"internal server error|bad gateway|gateway timeout|forbidden|unauthorized)|(?:(?:请求|调用|服务)(?:错误|失败|异常)|错误)\s*[:(]|"
+    r"(?:错误码|错误代码)\s*[:=]?\s*\d)")
+# Error text anywhere in a short answer that names no brand: an API error code or field.
+ERROR_MARKS = re.compile(
+    r"rate_limit_exceeded|insufficient_quota|\"code\"\s*:\s*\"?[45]\d\d|'code'\s*:\s*'?[45]\d\d|"
+    r"(?:错误码|错误代码|error code|status code|状态码)\s*[:=]?\s*[45]\d\d")
+ERROR_OPENING_MAX = 1500
 # Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
 NEGATIVE_CUES_BEFORE = (
     "不推荐", "不建议", "不太建议", "不太推荐", "避免", "别选", "不要选", "不要用", "慎选", "慎用", "不考虑",
@@ -46,14 +61,17 @@ NEGATIVE_BEFORE = re.compile("|".join(map(re.escape, NEGATIVE_CUES_BEFORE)))
 CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. |,(?=\s*[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]),")
 SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
 NEGATIVE_IN_CLAUSE_AFTER = re.compile(
-    r"不推荐|不建议|不太推荐|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
-    r"isn't recommended|is best avoided|not recommended")
+    r"不推荐|不建议|不太推荐|不太建议|不列入|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
+    r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
 # Every negative check below needs one of these near the brand: the alias matcher locates
 # them in its one pass, and only hits with one in reach are read closely.
-NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "isn't recommended", "is best avoided")
+NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided")
 # A clause with no brand that closes a sentence by advising against what it named before.
 DANGLING_NEGATIVE = re.compile(
-    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议)(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买))?\s*$")
+    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
+    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*$")
+# A question about the brand answered by a bare verdict: "X？不推荐。"
+VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 URL_IN_ORIGINAL = re.compile(r"https?://[^\s<>\"'\]\)）】」》，。；、]+")
 URL_TRAILING_PUNCTUATION = ".,;:!?)]}>'\"，。；：！？）】》」"
@@ -70,6 +88,13 @@ STOPWORDS = frozenset(
     "the and for with which what best how are is you your who does that this from into about can "
     "should would most more than good better recommend recommended compare vs between".split()
 )
+# A list led in by one brand's qualities ("阿里云的优势：", "Pros of AWS:") describes that brand:
+# the brands its items name are not options.
+QUALITIES = (r"(?:优势|优点|缺点|劣势|特点|特色|不足|短板|亮点|好处|弊端|局限|问题|风险|注意事项|pros|cons|strengths?|"
+             r"weaknesses|advantages?|disadvantages?|drawbacks?|downsides?|limitations?|benefits|features?|highlights?)")
+QUALITIES_AFTER_BRAND = re.compile(
+    r"\s*(?:的|['’]s)?\s*(?:主要|核心|突出|明显|几个|一些|最大|main|key|biggest)?\s*(?:的)?\s*" + QUALITIES)
+QUALITIES_BEFORE_BRAND = re.compile(QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?$")
 NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
 
@@ -189,7 +214,10 @@ class Analyzer:
         if not body:
             return EMPTY
         opening = body[:120]
-        if not accepted and len(body) < LONG_ANSWER and ERROR_TEXT.search(body):
+        if len(body) < ERROR_OPENING_MAX and ERROR_OPENING.match(body):
+            return ERROR
+        if not accepted and len(body) < LONG_ANSWER * 2 and (
+                (len(body) < LONG_ANSWER and ERROR_TEXT.search(body)) or ERROR_MARKS.search(body)):
             return ERROR
         # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
         if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
@@ -246,10 +274,25 @@ def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None
     list_rank is the item's position)."""
     starts = [h.start for h in accepted]
     for structure in find_structures(body):
+        if structure.intro[1] and structure.kind in ("numbered", "bullet") and _describes_one_brand(
+                body, structure.intro, accepted, starts):
+            continue
         options = [_option_of(body, item, accepted, starts) for item in structure.items]
         if any(options):
             return structure, options
     return None, []
+
+
+def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[AliasHit], starts: list[int]) -> bool:
+    """The line before a list names a brand's qualities ("阿里云的优势：", "Pros of AWS:")."""
+    start, end = intro
+    index = bisect_left(starts, start)
+    while index < len(starts) and starts[index] < end:
+        hit = accepted[index]
+        if QUALITIES_AFTER_BRAND.match(body, hit.end, end) or QUALITIES_BEFORE_BRAND.search(body, start, hit.start):
+            return True
+        index += 1
+    return False
 
 
 def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int]) -> str | None:
@@ -280,7 +323,11 @@ def _advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: lis
         sentence_end = SENTENCE_END.search(body, hit.end)
         stop = sentence_end.start() if sentence_end else len(body)
         nearest = bisect_left(cue_starts, hit.start - NEGATIVE_WINDOW)
-        if nearest < len(cue_starts) and cue_starts[nearest] < stop and _advised_against(body, hit, stop):
+        if nearest == len(cue_starts):
+            continue
+        if cue_starts[nearest] < stop and _advised_against(body, hit, stop):
+            advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
             advised.add(hit.brand)
     return advised
 

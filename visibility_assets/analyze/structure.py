@@ -8,15 +8,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# A list item: a number (1. 2) 3、 一、) or a marker (- * + • ·), with at most one space before it.
-LIST_ITEM = re.compile(r" ?(?:(\d{1,2})[.)、](?!\d)\s*|[一二三四五六七八九十]{1,3}、\s*|[-*+•·]\s+)(?=\S)")
+CN_NUMERAL = "[一二三四五六七八九十]{1,3}"
+# A list item, with at most one space before it: a number (1. 2) 3、 1️⃣), a Chinese ordinal
+# (一、 and (一), which is what NFKC makes of （一）), or a marker (- * + • ·). Group 1 or 3 holds
+# the digits, 2 or 4 the Chinese numeral.
+LIST_ITEM = re.compile(
+    r" ?(?:(\d{1,2})(?:[.)、](?!\d)|\ufe0f?\u20e3)\s*|(" + CN_NUMERAL + r")、\s*|\((?:(\d{1,2})|(" + CN_NUMERAL + r"))\)\s*"
+    r"|[-*+•·]\s+)(?=\S)")
+# An emoji or symbol used as a bullet (✅ 👉 ▶️ 🔹), then a space; not one that flags a note (⚠️ ❗ 💡 📌).
+EMOJI_ITEM = re.compile(r" ?((?![\u26a0\u2757\u2755\u2753\U0001f4a1\U0001f4cc\U0001f4dd])[\u2190-\u2bff\U0001f300-\U0001faff])\ufe0f?\s*(?=[^\s\u2190-\u2bff\U0001f300-\U0001faff])")
 HEADING = re.compile(r"^(#{1,6})\s+(?=\S)")
-HEADING_NUMBER = re.compile(r"\d{1,2}[.)、]\s*")
+# What numbers the option of a heading: "1.", "1️⃣", "一、", "(一)", "方案二:", "option 2:", "第一名:".
+HEADING_NUMBER = re.compile(
+    r"(?:\d{1,2}(?:[.)、]|\ufe0f?\u20e3)|" + CN_NUMERAL + r"[、.]|\((?:\d{1,2}|" + CN_NUMERAL + r")\)|"
+    r"(?:方案|选项|选择|推荐|option|choice|pick|top|#|no\.?|第)\s*(?:\d{1,2}|" + CN_NUMERAL + r")\s*(?:名|位|个|种|款)?"
+    r"\s*[:.、)\-–—]?)\s*")
+CN_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
+
+
+def cn_number(numeral: str) -> int:
+    """一 to 九十九 as a number."""
+    if "十" not in numeral:
+        return CN_DIGITS.get(numeral[-1], 0)
+    tens, _, units = numeral.partition("十")
+    return CN_DIGITS.get(tens, 1) * 10 + CN_DIGITS.get(units, 0)
 BOLD_LINE = re.compile(r"^\s*(?:[^\w\s*#|>-]{1,3}\s*)?\*\*([^*\n]{1,80})\*\*\s*[:：]?\s*$")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 # First characters of lines that can start an item (digits, Chinese numerals, markers).
-NUMBER_STARTS = frozenset("0123456789一二三四五六七八九十")
+NUMBER_STARTS = frozenset("0123456789一二三四五六七八九十(")
 BULLET_STARTS = frozenset("-*+•·")
 ITEM_STARTS = NUMBER_STARTS | BULLET_STARTS
 NOT_BOLD_STARTS = NUMBER_STARTS | {"-"}
@@ -41,6 +61,8 @@ class Structure:
     items: list[Item] = field(default_factory=list)
     last_number: int = 0
     open: bool = True
+    intro: tuple[int, int] = (0, 0)  # the span of the line before the structure (a list's lead-in)
+    emoji: bool = False  # a list of emoji bullets, which a single line does not make
 
 
 def _lead(line: str, offset: int, content_start: int) -> Item:
@@ -79,7 +101,12 @@ def find_structures(body: str) -> list[Structure]:
     the bold run and ends the list; an item extends the open list of its kind; a paragraph
     line that is not indented ends the list (a later item continues it only by numbering)."""
     structures: list[Structure] = []
-    current_list: Structure | None = None  # numbered or bullet list being read
+    # The lists being read, by marker ("1." and "1)" are one, 一、, (一), 1️⃣, each bullet
+    # emoji and the plain bullets are others): an item extends the list of its marker when
+    # that list is open, or continues its numbering.
+    lists: dict[str, Structure] = {}
+    intro = (0, 0)  # the last non-empty line
+    emoji_lists = False
     headings: dict[int, Structure] = {}  # open heading runs by level
     bold: Structure | None = None
     table: Structure | None = None
@@ -91,6 +118,7 @@ def find_structures(body: str) -> list[Structure]:
         stripped = line.strip()
         if not stripped:
             continue
+        previous, intro = intro, (line_offset, offset - 1)
         # Each pattern runs only on lines whose first character can start it.
         first = stripped[0]
         if first == "|" and TABLE_ROW.match(line):
@@ -108,7 +136,7 @@ def find_structures(body: str) -> list[Structure]:
             heading = HEADING.match(line)
             if heading:
                 level = len(heading.group(1))
-                current_list = None
+                lists.clear()
                 bold = None
                 for deeper in [lv for lv in headings if lv > level]:
                     del headings[deeper]  # a heading closes the runs of its sub-headings
@@ -131,24 +159,50 @@ def find_structures(body: str) -> list[Structure]:
                     bold = Structure("bold")
                     structures.append(bold)
                 bold.items.append((line_offset + bold_line.start(1), line_offset + bold_line.end(1), True))
-                current_list = None
+                lists.clear()
                 continue
             item = first in ITEM_STARTS and LIST_ITEM.match(line)
             if item:
                 # The first character decides which branch of LIST_ITEM matched.
-                kind = "bullet" if first in BULLET_STARTS else "numbered"
-                digits = item.group(1)
-                number = int(digits) if digits else 0
-                if current_list is None or current_list.kind != kind or (
-                    not current_list.open and not (kind == "numbered" and number == current_list.last_number + 1)
-                ):
-                    current_list = Structure(kind)
-                    structures.append(current_list)
-                current_list.open = True
-                current_list.last_number = number
-                current_list.items.append(_lead(line, line_offset, item.end()))
+                if first in BULLET_STARTS:
+                    _add_item(structures, lists, "bullet", "-", 0, line, line_offset, item.end(), previous)
+                    continue
+                digits, numeral, paren_digits, paren_numeral = item.groups()
+                if digits:
+                    marker = "1." if line[item.end(1)] in ".)、" else "1️⃣"
+                    number = int(digits)
+                elif numeral:
+                    marker, number = "一、", cn_number(numeral)
+                else:
+                    marker = "(1)" if paren_digits else "(一)"
+                    number = int(paren_digits) if paren_digits else cn_number(paren_numeral)
+                _add_item(structures, lists, "numbered", marker, number, line, line_offset, item.end(), previous)
                 continue
-        # A paragraph: it ends a list, which a later item continues only by numbering.
-        if current_list is not None and not line.startswith((" ", "\t")):
-            current_list.open = False
+        if first > "\u218f" and not "\u4e00" <= first <= "\u9fff":
+            item = EMOJI_ITEM.match(line)
+            if item:
+                _add_item(structures, lists, "bullet", item.group(1), 0, line, line_offset, item.end(), previous)
+                lists[item.group(1)].emoji = emoji_lists = True
+                continue
+        # A paragraph: it ends the lists, which a later item continues only by numbering.
+        if lists and not line.startswith((" ", "\t")):
+            for open_list in lists.values():
+                open_list.open = False
+    if emoji_lists:  # a single emoji line is a note ("✅ 已通过认证"), not a list
+        return [s for s in structures if not s.emoji or len(s.items) > 1]
     return structures
+
+
+def _add_item(structures: list[Structure], lists: dict[str, Structure], kind: str, marker: str, number: int,
+              line: str, line_offset: int, content_start: int, previous: tuple[int, int]) -> None:
+    """An item extends the list of its marker when that list is open or the item continues its
+    numbering, and ends the lists of other markers (which only numbering continues then)."""
+    current = lists.get(marker)
+    if current is None or not (current.open or (number and number == current.last_number + 1)):
+        current = lists[marker] = Structure(kind, intro=previous)
+        structures.append(current)
+    for other in lists.values():
+        other.open = False
+    current.open = True
+    current.last_number = number
+    current.items.append(_lead(line, line_offset, content_start))

@@ -1,0 +1,97 @@
+"""Answer forms the analyzer once got wrong (README, "Analysis"), one short test each."""
+
+import pytest
+
+from tests.test_analyzer_rules import _run
+
+
+@pytest.mark.parametrize("answer", [
+    '{"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}',
+    '{"error": {"message": "Rate limit reached for gpt-4o in organization org-abc123 on tokens per min (TPM): '
+    'Limit 30000, Used 29000, Requested 2400. Please try again in 2.8s. Visit '
+    'https://platform.openai.com/account/rate-limits to learn more. AWS Alibaba Cloud", "type": "tokens", '
+    '"param": null, "code": "rate_limit_exceeded"}}',
+    "Error code: 429 - {'error': {'message': 'Rate limit reached for requests', 'type': 'requests', "
+    "'param': None, 'code': 'rate_limit_exceeded'}}",
+    "API Error: 503 Service Unavailable",
+    "请求频率超限，请稍后再试。(错误码: 429)",
+    "请求频率超限（错误码：429）",
+    "抱歉，服务暂时不可用（错误码 503）",
+])
+def test_error_text_quoting_a_rate_limit_or_api_error_is_an_error(answer):
+    result = _run(answer)
+    assert (result.valid, result.invalid_reason) == (False, "error")
+
+
+def test_not_cheap_is_not_a_refusal_but_declining_to_comment_is():
+    assert _run("阿里云并不便宜，操作也不便利，但稳定，推荐企业使用。").valid
+    for answer in ("这个问题我不便透露。", "我不便评价各家云服务。", "抱歉，不便回答。"):
+        assert _run(answer).invalid_reason == "refusal"
+
+
+@pytest.mark.parametrize("options", [
+    "✅ 自建：灵活\n✅ 阿里云：生态好\n✅ AWS：全球化，可替代华为云",
+    "👉 自建：灵活\n👉 **阿里云**：生态好\n👉 AWS：全球化，可替代华为云",
+    "▶️ 自建：灵活\n▶️ 阿里云：生态好\n▶️ AWS：全球化，可替代华为云",
+    "🔹 自建：灵活\n🔹 阿里云：生态好\n🔹 AWS：全球化，可替代华为云",
+    "1️⃣ 自建：灵活\n2️⃣ 阿里云：生态好\n3️⃣ AWS：全球化，可替代华为云",
+    "一、自建\n灵活。\n二、阿里云\n生态好。\n三、AWS\n全球化，可替代华为云。",
+    "（一）自建：灵活\n（二）阿里云：生态好\n（三）AWS：全球化，可替代华为云",
+    "1）自建：灵活\n2）阿里云：生态好\n3）AWS：全球化，可替代华为云",
+    "### 1. 自建\n灵活。\n### 2. 阿里云\n生态好。\n### 3. AWS\n全球化，可替代华为云。",
+    "## 方案一：自建\n灵活。\n## 方案二：阿里云\n生态好。\n## 方案三：**AWS**\n全球化，可替代华为云。",
+    "## Option 1: Self-hosted\nflexible\n## Option 2: Alibaba Cloud\ngood\n## Option 3: AWS\nglobal, like 华为云",
+    "**1. 自建**\n\n灵活。\n\n**2. 阿里云**\n\n生态好。\n\n**3. AWS**\n\n全球化，可替代华为云。",
+])
+def test_option_lists_in_other_markup_rank_every_item(options):
+    result = _run("推荐如下：\n\n" + options)
+    assert (result.brand("阿里云").list_rank, result.brand("AWS").list_rank, result.brand("华为云").list_rank) == (2, 3, None)
+
+
+def test_a_single_warning_line_is_not_an_option_list():
+    result = _run("推荐阿里云，稳定可靠。\n\n⚠️ AWS 价格偏高，需要注意。\n\n✅ 华为云也可以考虑。")
+    assert result.option_list_kind is None and result.brand("AWS").list_rank is None
+
+
+def test_a_numbered_sub_list_under_chinese_sections_is_its_own_list():
+    answer = "一、背景\n企业上云需求增加。\n二、推荐方案\n1. 阿里云：生态好\n2. AWS：全球化\n三、总结\n按需选择。"
+    result = _run(answer)
+    assert (result.brand("阿里云").list_rank, result.brand("AWS").list_rank) == (1, 2)
+
+
+@pytest.mark.parametrize("answer", [
+    "阿里云的优势：\n1. 稳定\n2. 便宜\n3. 华为云生态也不错",
+    "阿里云的主要缺点：\n- 价格\n- 华为云更便宜",
+    "Pros of Alibaba Cloud:\n- stable\n- Huawei Cloud is close but pricier",
+])
+def test_a_list_of_one_brands_qualities_ranks_nobody(answer):
+    result = _run(answer)
+    assert result.valid
+    assert result.brand("华为云").list_rank is None and result.brand("阿里云").list_rank is None
+
+
+def test_a_qualities_list_does_not_hide_the_real_option_list_after_it():
+    answer = "阿里云的优势：\n1. 稳定\n2. 华为云生态也不错\n\n推荐顺序：\n\n- 自建\n- AWS\n- 华为云"
+    result = _run(answer)
+    assert (result.brand("AWS").list_rank, result.brand("华为云").list_rank) == (2, 3)
+
+
+@pytest.mark.parametrize("advice", [
+    "AWS……不太建议作为首选。",
+    "AWS 价格偏高，就不列入推荐了。",
+    "AWS 就不列入推荐了。",
+    "AWS？不推荐。",
+    "AWS is one I'd steer clear of for this budget.",
+    "I'd steer clear of AWS here.",
+])
+def test_advice_against_a_brand_after_or_before_its_name(advice):
+    result = _run("推荐如下：\n1. 阿里云：稳定\n2. 华为云：便宜\n\n" + advice)
+    assert result.brand("AWS").recommended is False
+    assert result.brand("阿里云").recommended is True
+
+
+def test_advice_after_the_name_does_not_outweigh_an_option_or_reach_another_sentence():
+    result = _run("推荐如下：\n1. 阿里云：稳定\n2. AWS：全球化\n\nAWS 的旧实例就不列入推荐了。")
+    assert result.brand("AWS").recommended is True  # also presented as an option
+    result = _run("推荐阿里云吗？当然。华为云也不错，不推荐自建机房。")
+    assert result.brand("阿里云").recommended is True and result.brand("华为云").recommended is True
