@@ -4,7 +4,14 @@ import httpx
 import pytest
 from dagster import materialize
 
-from tests.pipeline import partitions, pipeline, read_warehouse, resources, write_warehouse
+from tests.pipeline import (
+    partitions,
+    pipeline,
+    read_warehouse,
+    resources,
+    write_warehouse,
+)
+from visibility_assets.analyze.analyzer import ANALYZER_VERSION
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import load_config
 from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
@@ -53,7 +60,7 @@ def test_one_sample_per_raw_answer_with_brand_rows_matches_and_states(visibility
     assert {p for (p,) in paths} <= {"pending>validating>valid>extracting>extracted>completed",
                                       "pending>validating>invalid>completed"}
     versions = _rows("SELECT DISTINCT analyzer_version, config_version FROM cleaned_samples")
-    assert versions == [("1.0.0", config.catalog.version)]
+    assert versions == [(ANALYZER_VERSION, config.catalog.version)]
 
 
 def test_recleaning_replaces_rows_exactly_and_sends_no_request(visibility_home, config_dir, simulator):

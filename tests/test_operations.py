@@ -10,8 +10,9 @@ import pytest
 from dagster import AssetKey, build_schedule_context
 
 from tests.pipeline import pipeline, read_warehouse, resources
-from visibility_assets.defs.automation import analysis_version
+from visibility_assets.analyze.analyzer import ANALYZER_VERSION
 from visibility_assets.cli.partition_runs import materialize_partition
+from visibility_assets.defs.automation import analysis_version
 from visibility_assets.instance import get_instance
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
@@ -88,7 +89,7 @@ def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility
         brand = conn.execute("SELECT brand FROM mention_metrics WHERE mentioned_answers > 0 LIMIT 1").fetchall()[0][0]
     result = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", brand, "--limit", "2")
     assert result.returncode == 0, result.stderr
-    for part in (f"mention_metrics {DAY} kimi {brand}", "config ", "analyzer 1.0.0", "sample ", "match ",
+    for part in (f"mention_metrics {DAY} kimi {brand}", "config ", f"analyzer {ANALYZER_VERSION}", "sample ", "match ",
                  "raw answer ", "http attempt #1: 200"):
         assert part in result.stdout
     missing = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", "NoSuchBrand")
