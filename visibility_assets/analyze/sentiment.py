@@ -31,12 +31,18 @@ POSITIVE_WORDS = (
     "口碑不错", "好评", "靠谱", "不错", "很好", "最好", "优势", "亮点", "突出", "卓越", "全面", "领先地位", "表现好",
     "表现出色", "表现优异", "表现稳定", "体验好", "体验佳", "满意", "强劲", "顶尖", "一流", "省心", "贴心",
     "划算", "友好", "专业", "扎实", "可圈可点", "信赖", "广受欢迎", "受欢迎", "最佳", "优质", "出众", "加分",
+    # comparatives and advice that favour a brand
+    "更合适", "更好", "好得多", "更强", "最强", "顶级", "建议选", "建议用", "建议选择", "优先选", "优先考虑", "首推",
+    "稳得多", "更稳", "有竞争力", "更有竞争力", "竞争力强", "更胜一筹", "胜出", "占优", "完胜", "值得入手", "值得购买",
+    "做得好", "出彩", "领先一步",
     # en
     "recommend", "recommended", "best", "excellent", "great", "good", "strong", "reliable", "stable", "robust",
     "mature", "powerful", "leading", "leader", "affordable", "cheap", "cost-effective", "value for money",
     "easy to use", "user-friendly", "intuitive", "fast", "efficient", "secure", "popular", "well-regarded",
     "solid", "impressive", "outstanding", "top choice", "top pick", "standout", "flexible", "seamless", "polished", "praised",
     "worth", "ideal", "love", "favorite", "favourite", "comprehensive", "smooth", "generous",
+    "better", "winner", "clear winner", "the edge", "strongest", "superior", "best-in-class", "class-leading",
+    "stands out", "comfortable", "premium", "go with",
 )
 NEGATIVE_WORDS = (
     # zh: faults, cost, risk, advice against
