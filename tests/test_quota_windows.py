@@ -58,5 +58,7 @@ def test_a_fixed_window_is_waited_out_not_retried_into_the_breaker(tmp_path, hea
     assert report.succeeded == requests and report.failed == 0 and not report.stopped  # one run, no breaker
     assert report.http_429 <= 5, report.http_429
     assert stats["duplicates"] == 0
-    assert took <= 1.3 * windows_allow(started_wall, requests) + 0.5, (took, windows_allow(started_wall, requests))
+    # At most one window more than the windows allow: on a loaded machine a request can slip past
+    # a window's end and wait for the next one (seen once in CI: 7.7 s against 3.6 s).
+    assert took <= windows_allow(started_wall, requests) + WINDOW_S + 0.5, (took, windows_allow(started_wall, requests))
     assert math.isclose(stats["received"], requests + report.http_429)
