@@ -49,8 +49,9 @@ def record_events(warehouse: WarehouseResource, config: VisibilityConfig, events
         since = min(e.date for e in events)
         known = store.known_event_ids(conn, since)
         plan = _plan_and_save(conn, config, [e for e in events if e.event_id not in known], since, now)
-        plan.new_tasks += [t for t in store.tasks_since(conn, since)
-                           if any(e in known for e in t.event_ids) and any(e.event_id in t.event_ids for e in events)]
+        retried = {e.event_id for e in events if e.event_id in known}
+        if retried:
+            plan.new_tasks += [t for t in store.tasks_since(conn, since) if retried & set(t.event_ids)]
         return plan
 
     return warehouse.write(work)[0]
