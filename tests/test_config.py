@@ -101,6 +101,6 @@ def test_cli_reports_config_errors_without_traceback_and_writes_nothing(tmp_path
         capture_output=True, text=True, env={"VISIBILITY_HOME": str(home), "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 2
-    assert re.search(r"brands.yaml line 2: brands\[0\] \(阿里云\): unknown key 'colour'", result.stderr)
+    assert re.search(r"brands.yaml line 8: brands\[0\] \(阿里云\): unknown key 'colour'", result.stderr)
     assert "Traceback" not in result.stderr
     assert not home.exists()

@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from .entry import _Entry
+from .entry import Count, Number, _Entry
+from .urls import EndpointUrl
 
 # What can make the pipeline collect more: an uncertain change in visibility_alerts, a person
 # asking (visibility ask, the launchpad), questions added to questions.yaml, a new analyzer
@@ -27,14 +28,14 @@ class PriorityWeights(_Entry):
     """effective = base[kind] + urgency + sla - min(retry_penalty * retries, retry_penalty_cap)."""
 
     # A kind left out keeps its default.
-    base: dict[EventKind, Annotated[int, Field(ge=0, le=1000)]] = Field(default_factory=lambda: dict(DEFAULT_BASE_PRIORITY))
-    urgency_per_point: float = Field(default=1.0, ge=0, le=100)  # per percentage point of change
-    urgency_cap: int = Field(default=40, ge=0, le=1000)
-    sla_hours: float = Field(default=6.0, gt=0, le=24 * 7)  # a task should run within this of its event
-    sla_max: int = Field(default=30, ge=0, le=1000)  # reached at the deadline, and kept after it
-    retry_penalty: int = Field(default=10, ge=0, le=1000)
-    retry_penalty_cap: int = Field(default=30, ge=0, le=1000)
-    max_attempts: int = Field(default=3, ge=1, le=20)  # then the task fails and frees the queue
+    base: dict[EventKind, Annotated[Count, Field(ge=0, le=1000)]] = Field(default_factory=lambda: dict(DEFAULT_BASE_PRIORITY))
+    urgency_per_point: Number = Field(default=1.0, ge=0, le=100)  # per percentage point of change
+    urgency_cap: Count = Field(default=40, ge=0, le=1000)
+    sla_hours: Number = Field(default=6.0, gt=0, le=24 * 7)  # a task should run within this of its event
+    sla_max: Count = Field(default=30, ge=0, le=1000)  # reached at the deadline, and kept after it
+    retry_penalty: Count = Field(default=10, ge=0, le=1000)
+    retry_penalty_cap: Count = Field(default=30, ge=0, le=1000)
+    max_attempts: Count = Field(default=3, ge=1, le=20)  # then the task fails and frees the queue
 
     @field_validator("base")
     @classmethod
@@ -43,11 +44,11 @@ class PriorityWeights(_Entry):
 
 
 class EventSettings(_Entry):
-    merge_window_minutes: float = Field(default=60.0, ge=0, le=24 * 60)
-    alert_extra_rounds: int = Field(default=3, ge=1, le=50)  # rounds of the category's questions per alert task
+    merge_window_minutes: Number = Field(default=60.0, ge=0, le=24 * 60)
+    alert_extra_rounds: Count = Field(default=3, ge=1, le=50)  # rounds of the category's questions per alert task
     # Events concern the newest collected day and this many before it; older days (a re-analysis
     # of history) get no extra samples.
-    max_event_age_days: int = Field(default=1, ge=0, le=90)
+    max_event_age_days: Count = Field(default=1, ge=0, le=90)
     priority: PriorityWeights = Field(default_factory=PriorityWeights)
 
 
@@ -62,8 +63,8 @@ class Webhook(_Entry):
     format: Literal["feishu", "lark", "dingtalk", "wecom", "slack", "json"]
     url_env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     secret_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    max_attempts: int = Field(default=4, ge=1, le=20)
-    timeout_s: float = Field(default=10.0, gt=0, le=300)
+    max_attempts: Count = Field(default=4, ge=1, le=20)
+    timeout_s: Number = Field(default=10.0, gt=0, le=300)
 
     def url(self) -> str | None:
         return os.environ.get(self.url_env, "").strip() or None
@@ -73,8 +74,8 @@ class Webhook(_Entry):
 
 
 class Notifications(_Entry):
-    report_url: str | None = Field(default=None, pattern=r"^https?://\S+$")  # where readers open the report
-    max_alert_age_days: int = Field(default=2, ge=0, le=90)  # a re-analysis of old days notifies nobody
+    report_url: EndpointUrl | None = None  # where readers open the report
+    max_alert_age_days: Count = Field(default=2, ge=0, le=90)  # a re-analysis of old days notifies nobody
     webhooks: tuple[Webhook, ...] = ()
 
 

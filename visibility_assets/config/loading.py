@@ -12,6 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from .entry import _Entry
+from .strict_yaml import DuplicateKey, compose_and_load
 from .events import EventsFile
 from .schema import (
     Brand,
@@ -53,7 +54,9 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
     problems: list[str] = []
     catalog = _load_catalog(root / BRANDS_FILE, problems)
     questions = _load_entries(root / QUESTIONS_FILE, "questions", Question, problems)
+    before = len(problems)
     platforms = _load_entries(root / PLATFORMS_FILE, "platforms", Platform, problems)
+    platforms_complete = len(problems) == before  # else prices of a broken entry are no news
     _check_unique(QUESTIONS_FILE, questions, lambda q: q.id, "question id", problems)
     _check_unique(PLATFORMS_FILE, platforms, lambda p: p.name, "platform name", problems)
     categories = set(catalog.categories) if catalog else set()
@@ -63,7 +66,8 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
                 f"{QUESTIONS_FILE} line {line}: question {q.id!r}: unknown category {q.category!r}"
                 f" (brands.yaml defines: {', '.join(sorted(categories)) or 'none'})"
             )
-    prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms}, problems)
+    prices = _load_prices(root / PRICES_FILE, {p.name for _, p in platforms} if platforms_complete else set(),
+                          problems)
     events = _load_document(root / EVENTS_FILE, EventsFile, problems)
     domains = _load_domains(root / DOMAINS_FILE, problems)
     canaries = _load_entries(root / CANARIES_FILE, "canaries", Canary, problems) if (root / CANARIES_FILE).exists() else []
@@ -166,12 +170,25 @@ def _parse_yaml(path: Path, problems: list[str]) -> tuple[yaml.Node, Any] | None
         problems.append(f"{path}: cannot read: {exc}")
         return None
     try:
-        return yaml.compose(text), yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}")
+        return compose_and_load(text)
+    except DuplicateKey as exc:
+        problems.append(f"{name} line {exc.problem_mark.line + 1}: {exc.problem}")
         return None
+    except yaml.YAMLError as exc:
+        mark = _error_mark(exc)
+        where = f" line {mark.line + 1}" if mark else ""
+        context = f" ({exc.context} that starts here)" if mark is getattr(exc, "context_mark", None) else ""
+        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}{context}")
+        return None
+
+
+def _error_mark(exc: yaml.YAMLError) -> yaml.Mark | None:
+    """Where the mistake is. A token or bracket that never ends ("while scanning a simple key",
+    an unclosed quote or [) is found only on a later line: its start is the line to fix."""
+    context = getattr(exc, "context", None) or ""
+    if context.startswith(("while scanning", "while parsing a flow")) and getattr(exc, "context_mark", None):
+        return exc.context_mark
+    return getattr(exc, "problem_mark", None)
 
 
 def load_catalog(path: str | os.PathLike) -> BrandCatalog:
@@ -239,7 +256,7 @@ def _load_entries(path: Path, key: str, model: type[_Entry], problems: list[str]
             entries.append((line, model.model_validate(item)))
         except ValidationError as exc:
             for error in exc.errors():
-                problems.append(f"{name} line {line}: {label}: {_describe(error)}")
+                problems.append(f"{name} line {_line_of(node, error['loc'])}: {label}: {_describe(error)}")
     return entries
 
 
@@ -261,7 +278,7 @@ def _describe(error: dict) -> str:
         return "aliases must not be empty"
     if kind == "string_too_short":
         return f"{field!r} must not be empty"
-    return f"{field!r}: {error['msg']}"
+    return f"{field!r}: {error['msg'].removeprefix('Value error, ')}"
 
 
 def _check_unique(file: str, entries, key, what: str, problems: list[str]) -> None:

@@ -17,7 +17,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field, StrictBool, model_validator
 
-from .entry import _Entry
+from .entry import Count, Number, _Entry
+from .urls import EndpointUrl
 from .events import EventSettings, Notifications
 
 
@@ -49,7 +50,7 @@ class Question(_Entry):
     text: str = Field(min_length=1)
     category: str = Field(min_length=1)
     scene: str = "RECOMMEND"
-    priority: int = 0
+    priority: Count = Field(default=0, ge=-1000, le=1000)  # higher is collected first
 
 
 CANARY = "canary"  # the category of the canary prompts: never a brand category
@@ -73,22 +74,22 @@ Dialect = Literal["openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "k
 
 class Platform(_Entry):
     name: str = Field(pattern=PLATFORM_NAME.pattern)
-    base_url: str = Field(pattern=r"^https?://\S+$")
+    base_url: EndpointUrl
     model: str = Field(min_length=1)
     api_key_env: str | None = None
-    rate_limit_rps: float = Field(default=5.0, gt=0)
-    max_concurrency: int = Field(default=8, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    rounds: int = Field(default=3, ge=1)
+    rate_limit_rps: Number = Field(default=5.0, gt=0, le=1000)
+    max_concurrency: Count = Field(default=8, ge=1, le=1000)
+    timeout_s: Number = Field(default=60.0, ge=0.1, le=3600)
+    rounds: Count = Field(default=3, ge=1, le=100)
     dialect: Dialect = "openai"
     web_search: StrictBool = False  # ask with the platform's own web search switched on
     thinking: Literal["enabled", "disabled"] | None = None  # None: the platform's default, nothing sent
     extra_body: dict[str, Any] = Field(default_factory=dict)  # merged into every request body
-    max_cost_per_day: float | None = Field(default=None, gt=0)  # in the price table's currency
+    max_cost_per_day: Number | None = Field(default=None, gt=0, le=1e9)  # in the price table's currency
     # The daily budget of extra sampling (events.yaml): requests beyond the nightly plan, and
     # their cost in the price table's currency (None: no cost cap).
-    extra_requests_per_day: int = Field(default=100, ge=0, le=1_000_000)
-    extra_cost_per_day: float | None = Field(default=None, ge=0, le=1e9)
+    extra_requests_per_day: Count = Field(default=100, ge=0, le=1_000_000)
+    extra_cost_per_day: Number | None = Field(default=None, ge=0, le=1e9)
 
     def api_key(self) -> str | None:
         """The key from the environment; raises MissingApiKey when the platform needs one."""
@@ -116,7 +117,7 @@ class PeakWindow(_Entry):
     start: time
     end: time  # may be earlier than start: the window runs past midnight
     timezone: str = "Asia/Shanghai"
-    multiplier: float = Field(gt=0)  # applied to every price of the entry inside the window
+    multiplier: Number = Field(gt=0, le=100)  # applied to every price of the entry inside the window
 
     @model_validator(mode="after")
     def _known_timezone(self) -> PeakWindow:
@@ -141,10 +142,10 @@ class Price(_Entry):
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     effective_from: date
     effective_to: date | None = None  # last day it applies; None: until a later entry starts
-    input_per_mtok: float = Field(ge=0)
-    cached_input_per_mtok: float | None = Field(default=None, ge=0)  # None: cached input costs as input
-    output_per_mtok: float = Field(ge=0)
-    per_search: float = Field(default=0.0, ge=0)
+    input_per_mtok: Number = Field(ge=0, le=1e6)
+    cached_input_per_mtok: Number | None = Field(default=None, ge=0, le=1e6)  # None: cached input costs as input
+    output_per_mtok: Number = Field(ge=0, le=1e6)
+    per_search: Number = Field(default=0.0, ge=0, le=1e4)
     windows: tuple[PeakWindow, ...] = ()
 
     def multiplier_at(self, moment: datetime) -> float:
