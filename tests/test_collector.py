@@ -252,3 +252,26 @@ def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
     assert resolve_deadline("06:00", at_seven) == datetime(2026, 12, 1, 6, 0, tzinfo=shanghai).timestamp()
     assert resolve_deadline("2026-12-01T05:30:00+08:00") == datetime(2026, 12, 1, 5, 30, tzinfo=shanghai).timestamp()
     assert resolve_deadline(None) is None
+
+
+def test_timeout_s_bounds_the_whole_attempt_against_a_slow_drip(tmp_path):
+    """A server that sends two bytes every 0.25 s never trips a per-read timeout; timeout_s = 2
+    still ends each attempt by 2.5 s, recorded as a timeout."""
+    behaviour = PlatformBehaviour(latency_s=(0, 0.001), drip_s=0.25)
+    settings = CollectionSettings(retry=RetrySettings(max_attempts=2, base_delay_s=0.01, max_delay_s=0.05),
+                                  checkpoint_interval_s=0.05, failure_share_limit=1.0)
+    report, ledger, states, _ = _collect(tmp_path, behaviour, settings, questions=1, rounds=1, timeout_s=2)
+    assert [row[3] for row in ledger] == ["timeout", "timeout"]
+    assert all((finished - started).total_seconds() <= 2.5 for *_, started, finished in ledger), ledger
+    assert states == {"failed": 1} and report.failed_by_class == {"timeout": 1}
+
+
+def test_a_long_retry_after_defers_at_the_deadline_even_when_the_wait_cap_allows_it(tmp_path):
+    """Retry-After: 3600 with the wait cap raised to an hour and the deadline 20 s away: nothing
+    sleeps into the hour; the waiting requests are deferred at once and the answer is kept."""
+    patient = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_wait_s=3600),
+                                 checkpoint_interval_s=0.05, timeout_s=1.0, deadline=time.time() + 20)
+    started = time.monotonic()
+    report, _, states, _ = _collect(tmp_path, ONE_REQUEST_AN_HOUR, patient, questions=6)
+    assert time.monotonic() - started < 10
+    assert states == {"succeeded": 1, "deferred": 11} and report.stopped is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -96,8 +97,9 @@ class _AttemptFailed(Exception):
 class ChatClient:
     def __init__(self, http: httpx.AsyncClient, platform: Platform, dialect: Dialect, limiter: AdaptiveRateLimiter,
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
-                 price: Price | None = None, seed: int | None = None):
+                 price: Price | None = None, seed: int | None = None, timeout_s: float | None = None):
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
+        self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -111,9 +113,9 @@ class ChatClient:
             if deadline is not None and time.time() >= deadline:
                 outcome.state = DEFERRED
                 return outcome
-            if not await self.limiter.acquire(longest_pause_s=self.retry.max_wait_s):
-                return _postponed(outcome, self.limiter.pause_left(), deadline)
-            attempt, answer, failure = await self._attempt(request, number)
+            if not await self.limiter.acquire(self.retry.max_wait_s, _seconds_left(deadline)):
+                return _postponed(outcome, self.limiter.wait_left(), deadline)
+            attempt, answer, failure = await self._attempt(request, number, deadline)
             outcome.attempts.append(attempt)
             await on_attempt(attempt)
             if answer is not None:
@@ -133,23 +135,31 @@ class ChatClient:
                 continue  # the next slot waits out the platform's pause, with every other sender
             if delay is None:
                 delay = self.retry.backoff(number - first_attempt + 1, self.rng)
+            if delay > _seconds_left(deadline):
+                outcome.state = DEFERRED  # the retry would come after the deadline
+                return outcome
             await asyncio.sleep(delay)
         outcome.state = FAILED
         return outcome
 
-    async def _attempt(self, request: PlannedRequest, number: int):
+    async def _attempt(self, request: PlannedRequest, number: int, deadline: float | None = None):
         headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
         attempt = Attempt(request.request_key, number, self.run_id, started, started, 0.0)
         answer, failure = None, None
         try:
-            normalized, payload_json = await self._exchange(request.body, headers, attempt)
+            # httpx's timeout applies to each read: a server that drips a byte at a time would
+            # hold the attempt for ever. This one bounds connect, send, wait and read together.
+            async with asyncio.timeout(self.timeout_s):
+                normalized, payload_json = await self._exchange(request.body, headers, attempt, deadline)
             attempt.finished_at = datetime.now(UTC)
             answer = self._answer(normalized, payload_json, attempt)
         except _AttemptFailed as exc:
             failure = exc
         except httpx.HTTPError as exc:
             failure = _AttemptFailed(classify_exception(exc), f"{type(exc).__name__}: {exc}"[:500])
+        except TimeoutError:
+            failure = _AttemptFailed(ErrorClass.TIMEOUT, f"no complete answer within timeout_s = {self.timeout_s:g} s")
         attempt.finished_at = datetime.now(UTC)
         attempt.latency_ms = (time.perf_counter() - clock) * 1000
         if failure:
@@ -157,7 +167,8 @@ class ChatClient:
             attempt.error_code = failure.code
         return attempt, answer, failure
 
-    async def _exchange(self, body: dict, headers: dict, attempt: Attempt) -> tuple[NormalizedAnswer, str]:
+    async def _exchange(self, body: dict, headers: dict, attempt: Attempt,
+                        deadline: float | None) -> tuple[NormalizedAnswer, str]:
         """Send the request, and the following rounds of a tool loop; the normalized answer."""
         payloads: list[dict] = []
         while True:
@@ -178,9 +189,9 @@ class ChatClient:
                                      f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
             body = following
             # Each round is a request the platform's rate limit counts.
-            if not await self.limiter.acquire(longest_pause_s=self.retry.max_wait_s):
-                raise _AttemptFailed(ErrorClass.RATE_LIMITED, "paused mid tool loop for longer than the wait cap",
-                                     self.limiter.pause_left())
+            if not await self.limiter.acquire(self.retry.max_wait_s, _seconds_left(deadline)):
+                raise _AttemptFailed(ErrorClass.RATE_LIMITED, "paused mid tool loop past the wait cap or the deadline",
+                                     self.limiter.wait_left())
         try:
             normalized = self.dialect.read_rounds(payloads)
         except DialectError as exc:
@@ -203,6 +214,10 @@ class ChatClient:
         attempt.total_tokens = usage.total_tokens
         cost = request_cost(self.price, usage, normalized.search_used, attempt.finished_at)
         return Answer(normalized, payload_json, attempt, cost, self.price.currency if self.price else None)
+
+
+def _seconds_left(deadline: float | None) -> float:
+    return math.inf if deadline is None else max(0.0, deadline - time.time())
 
 
 def _postponed(outcome: RequestOutcome, wait_s: float, deadline: float | None) -> RequestOutcome:

@@ -132,7 +132,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
-        client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price)
+        client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
+                            timeout_s=timeout)
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)

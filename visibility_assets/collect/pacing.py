@@ -101,11 +101,12 @@ class AdaptiveRateLimiter:
         self.pauses = 0
         self.window = QuotaWindow(quota_window_s, wall)
 
-    async def acquire(self, longest_pause_s: float = math.inf) -> bool:
+    async def acquire(self, longest_pause_s: float = math.inf, within_s: float = math.inf) -> bool:
         """Wait for this caller's slot; slots are 1/rate apart.
 
         False, at once and without a slot, when the platform ordered a pause longer than
-        `longest_pause_s`: the caller leaves its request for later instead of waiting.
+        `longest_pause_s`, or when the slot would come later than `within_s` from now (the
+        run's deadline): the caller leaves its request for later instead of waiting.
         """
         while True:
             pauses = self.pauses
@@ -114,6 +115,9 @@ class AdaptiveRateLimiter:
                 return False
             self._recover(now)
             slot = max(now, self._next_slot)
+            if slot - now > within_s:
+                return False
+            within_s -= slot - now
             self._next_slot = slot + 1.0 / self.rate
             if slot > now:
                 await self._sleep(slot - now)
@@ -124,6 +128,10 @@ class AdaptiveRateLimiter:
             if hold == 0:
                 return True
             self._pause(self._clock(), hold)  # this window's quota is spent: wait for the turn
+
+    def wait_left(self) -> float:
+        """Seconds until a new caller's slot: the long pause, or the queue of slots before it."""
+        return max(0.0, self._paused_until - self._clock(), self._next_slot - self._clock())
 
     def pause_left(self) -> float:
         """Seconds until the platform's long pause is over; 0 when there is none."""

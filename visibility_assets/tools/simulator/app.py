@@ -208,6 +208,7 @@ class Reply:
     answered_key: str | None = None  # counted as answered once fully written
     content_type: str = "application/json"
     keepalive_s: float = 0.0  # a blank line this often while the answer waits (DeepSeek)
+    drip_s: float | None = None  # the body two bytes at a time, this far apart
 
 
 def json_reply(status: int, payload: dict, **kwargs) -> Reply:
@@ -344,6 +345,7 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     reply = json_reply(200, dialect.payload(completion), headers=limit_headers, delay_s=latency, answered_key=key)
     if dialect.keeps_alive and latency >= behaviour.keepalive_s:
         reply.keepalive_s = behaviour.keepalive_s  # blank lines while the request waits
+    reply.drip_s = behaviour.drip_s
     return _faulty(reply, fault)
 
 

@@ -57,6 +57,9 @@ class PlatformBehaviour:
     # DeepSeek keeps a waiting non-streaming request alive with a blank line every this many
     # seconds before the JSON body (only answers whose latency is at least this long).
     keepalive_s: float = 1.0
+    # A slow drip: the answer's body is written two bytes at a time, this many seconds apart
+    # (every read arrives before a per-read timeout, the whole body long after it).
+    drip_s: float | None = None
     cache_hit_rate: float = 0.3  # share of requests that report cached prompt tokens
     # (brand, first day YYYY-MM-DD, factor): from that day on, the platform names the brand with
     # its weight multiplied by factor (a change of known size, for tests and demos).

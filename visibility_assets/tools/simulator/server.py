@@ -162,7 +162,14 @@ class SimulatorServer:
         else:
             await asyncio.sleep(reply.delay_s)
             writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers_out)))
-        writer.write(conn.send(h11.Data(data=reply.body)))
+        if reply.drip_s:
+            await writer.drain()
+            for start in range(0, len(reply.body), 2):
+                writer.write(conn.send(h11.Data(data=reply.body[start:start + 2])))
+                await writer.drain()
+                await asyncio.sleep(reply.drip_s)
+        else:
+            writer.write(conn.send(h11.Data(data=reply.body)))
         if reply.fault is Fault.TRUNCATED:
             await writer.drain()
             writer.transport.abort()
