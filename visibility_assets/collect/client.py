@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 import httpx
 
 from ..config import Platform, Price
+from ..secrets import SecretScrubber
 from .cost import request_cost
 from .dialects import MODERATED, Dialect, DialectError, NormalizedAnswer
 from .errors import ErrorClass, classify_exception, parse_rate_limit, parse_retry_after
@@ -97,9 +98,11 @@ class _AttemptFailed(Exception):
 class ChatClient:
     def __init__(self, http: httpx.AsyncClient, platform: Platform, dialect: Dialect, limiter: AdaptiveRateLimiter,
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
-                 price: Price | None = None, seed: int | None = None, timeout_s: float | None = None):
+                 price: Price | None = None, seed: int | None = None, timeout_s: float | None = None,
+                 scrub: SecretScrubber | None = None):
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
         self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
+        self.scrub = scrub or SecretScrubber()
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -163,6 +166,7 @@ class ChatClient:
         attempt.finished_at = datetime.now(UTC)
         attempt.latency_ms = (time.perf_counter() - clock) * 1000
         if failure:
+            failure.message = self.scrub(failure.message)  # servers have quoted the key back
             attempt.error_class, attempt.error_message = failure.error_class.value, failure.message
             attempt.error_code = failure.code
         return attempt, answer, failure
@@ -208,6 +212,8 @@ class ChatClient:
                              parse_retry_after(response.headers), code)
 
     def _answer(self, normalized: NormalizedAnswer, payload_json: str, attempt: Attempt) -> Answer:
+        normalized.text, normalized.reasoning_text = self.scrub(normalized.text), self.scrub(normalized.reasoning_text)
+        payload_json = self.scrub(payload_json)
         normalized.citations = with_text_citations(normalized.citations, normalized.text)
         usage = normalized.usage
         attempt.prompt_tokens, attempt.completion_tokens = usage.prompt_tokens, usage.completion_tokens

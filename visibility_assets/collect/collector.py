@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..config import MissingApiKey, Platform, VisibilityConfig
+from ..secrets import SecretScrubber
 from .client import DEFERRED, FAILED, PENDING, SUCCEEDED, Answer, Attempt, ChatClient, RequestOutcome, RetrySettings
 from .cost import searches_billed
 from .dialects import MODERATED, TRUNCATED, UnsupportedSetting, dialect_of
@@ -133,7 +134,7 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
-                            timeout_s=timeout)
+                            timeout_s=timeout, scrub=SecretScrubber.for_env(p.api_key_env for p in config.platforms))
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)

@@ -250,8 +250,9 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     if ask is None:
         return _shaped(dialect.bad_request(problem, ident))
 
+    echoed = f" (request: authorization={headers.get('authorization')})" if behaviour.echo_credentials else ""
     if stats.received <= behaviour.outage_requests:
-        return error_reply(503, "Service temporarily unavailable.", "server_error", fault=Fault.SERVER_ERROR)
+        return error_reply(503, "Service temporarily unavailable." + echoed, "server_error", fault=Fault.SERVER_ERROR)
     if app.in_arrears(platform, behaviour):
         stats.billing_errors += 1
         return _shaped(dialect.billing_error(ident))
@@ -277,7 +278,7 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
         return _throttled(dialect, behaviour, 1.0, ask.model, ident)
     if fault is Fault.SERVER_ERROR:
         status = rng.choice((500, 502, 503))
-        return error_reply(status, "The server is overloaded or not ready yet.", "server_error",
+        return error_reply(status, "The server is overloaded or not ready yet." + echoed, "server_error",
                       fault=fault, delay_s=latency * 0.2)
     if fault in (Fault.HANG, Fault.DROP):
         return Reply(0, b"", fault=fault, delay_s=behaviour.hang_s if fault is Fault.HANG else latency * 0.2)

@@ -39,6 +39,8 @@ class PlatformBehaviour:
     hang_s: float = 120.0
     outage_requests: int = 0  # the first N requests get 503: the platform is down, then recovers
     api_key: str | None = None  # when set, requests without this bearer key get 401
+    # A careless upstream: its server errors quote the request's Authorization header back.
+    echo_credentials: bool = False
     retry_after_format: str = "seconds"  # or "date" (an HTTP date in Retry-After)
     # The answer's own outcome, the same for every attempt of a request: moderated in the
     # platform's way (an error or a finish reason, see dialects/), or cut at max tokens.
