@@ -8,6 +8,7 @@ import warnings
 
 from ..config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
 from ..tools.simulator.launch import SimulatorPortBusy
+from ..visible_text import VisibleStream
 from . import analyze, ask, backfill, bench, demo, explain, replay, simulate, sql, warehouse
 from .arguments import UserError
 
@@ -28,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     # Dagster marks backfill_policy and friends as beta on every import; not news to a user.
     warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
     args = build_parser().parse_args(argv)
+    # Brand names and answers reach the terminal: a bidi control in them must not reorder it.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(sys.stdout), VisibleStream(sys.stderr)
     try:
         return args.handler(args)
     except (UserError, ConfigError, MissingApiKey, UnknownPlatform, SimulatorPortBusy) as exc:
@@ -36,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date as Date
 from datetime import timedelta
-from html import escape
 
 import duckdb
 
+from ..visible_text import html_text as escape
 from .charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from .quality import quality_section
 from .sources import sources_section

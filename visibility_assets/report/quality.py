@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import date as Date
-from html import escape
 
 import duckdb
+
+from ..visible_text import html_text as escape
 
 COLUMNS = ("platform", "config / analyzer", "requests", "success", "retries / request", "parse success",
            "moderated", "skipped (already done)", "tasks", "task wait", "replay diff", "alert latency")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import date as Date
-from html import escape
 
 import duckdb
+
+from ..visible_text import html_text as escape
 
 TOP = 6
 TOP_DOMAINS = """
