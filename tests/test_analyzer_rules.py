@@ -3,6 +3,7 @@
 import pytest
 
 from visibility_assets.analyze.analyzer import (
+    ADVICE_AGAINST_IT_VERBS,
     NEGATIVE_CUES_BEFORE,
     NEGATIVE_GATE_CUES,
     NEGATIVE_IN_CLAUSE_AFTER,
@@ -175,5 +176,6 @@ def test_positions_map_back_when_growing_and_shrinking_characters_cancel_out():
 
 def test_every_negative_cue_the_rules_read_is_one_the_gate_finds():
     """Hits with no gate cue in reach are never read closely: a cue missing from the gate would never count."""
-    cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议"]
+    cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议",
+            *ADVICE_AGAINST_IT_VERBS]
     assert [cue for cue in cues if not any(gate in cue for gate in NEGATIVE_GATE_CUES)] == []

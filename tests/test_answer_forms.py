@@ -3,6 +3,8 @@
 import pytest
 
 from tests.test_analyzer_rules import _run
+from visibility_assets.analyze.analyzer import Analyzer
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_catalog
 
 
 @pytest.mark.parametrize("answer", [
@@ -95,3 +97,47 @@ def test_advice_after_the_name_does_not_outweigh_an_option_or_reach_another_sent
     assert result.brand("AWS").recommended is True  # also presented as an option
     result = _run("推荐阿里云吗？当然。华为云也不错，不推荐自建机房。")
     assert result.brand("阿里云").recommended is True and result.brand("华为云").recommended is True
+
+
+EXAMPLE = Analyzer(load_catalog(EXAMPLE_CONFIG_DIR / "brands.yaml"))
+
+
+def test_a_capitalised_name_written_in_lower_case_is_the_common_word():
+    result = EXAMPLE.analyze("Salesforce is the default for big teams, but no tool fixes a salesforce that skips"
+                             " its notes.", "Is Salesforce good for big teams?", "crm")
+    assert result.brand("Salesforce").mention_count == 1
+
+
+@pytest.mark.parametrize(("question", "answer", "category"), [
+    ("AWS 认证哪个最值得考？", "AWS（美国焊接学会）的认证在焊接行业认可度很高：先考 CW，再考 CWI，按 AWS D1.1 焊接规范实操。"
+     "考点在上海、天津，费用约一万元，适合想转行做焊工或焊接检验的人，零基础也可以从最低一级开始准备。", "cloud"),
+    ("Is Azure a good choice for a small business?", "Yes — azure is a great colour for a small business, "
+     "especially if you want to look trustworthy. Azure (roughly #007FFF) is brighter than navy and reads as "
+     "approachable; pair it with a warm accent such as coral for buttons, keep it for your logo and headings, "
+     "and check contrast: white text on pure azure passes only at larger font sizes.", "cloud"),
+    ("苹果和三星，哪个更适合送给长辈？", "送长辈的话，两者寓意都很好：\n\n🍎 **苹果**\n- 寓意平平安安，送一箱烟台红富士，"
+     "实用又体面；牙口不好的老人可以选口感偏软的品种。\n\n⭐ **三星**\n- 指福、禄、寿三星，祝寿时送福禄寿三星摆件"
+     "或字画最合适，陶瓷、铜制、木雕都有，放在客厅很有年味。\n\n**总结**：日常探望送苹果，大寿送三星摆件，两样一起送，"
+     "寓意就是平安长寿，老人家一定会很开心。逢年过节上门探望，礼轻情意重，陪老人聊聊天，心意最要紧。", "phone"),
+])
+def test_an_answer_about_another_meaning_of_the_brand_is_off_topic(question, answer, category):
+    result = EXAMPLE.analyze(answer, question, category)
+    assert (result.valid, result.invalid_reason) == (False, "irrelevant")
+
+
+@pytest.mark.parametrize("label", ["**阿里云的优势：**", "**Why Aliyun works for you:**", "**Pros of the Aliyun ECS:**"])
+def test_a_bold_label_of_one_brands_qualities_is_no_option(label):
+    answer = f"适合。\n\n{label}\n- 产品线全\n- 生态成熟\n\n**需要注意的地方：**\n- 续费贵\n\n腾讯云也可以对比。"
+    assert EXAMPLE.analyze(answer, "阿里云适合中小企业吗？", "cloud").brand("阿里云").list_rank is None
+
+
+@pytest.mark.parametrize("advice", [
+    "As for Google Cloud, I would not go with it here.",
+    "Google Cloud is overkill at your size: long setup and paid admin time. I'd skip it for now.",
+    "Google Cloud 功能很完整，but for a small team, I would not go with it。",
+    "Google Cloud 的话，不太建议你们考虑：实施周期长。",
+    "Google Cloud 海外版很强，但对你来说 it's one I'd steer clear of。",
+])
+def test_advice_against_it_after_the_name(advice):
+    answer = f"1. **AWS**：全球化\n2. **Azure**：企业集成\n\n{advice}"
+    assert EXAMPLE.analyze(answer, "Which cloud?", "cloud").brand("Google Cloud").recommended is False

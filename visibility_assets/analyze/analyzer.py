@@ -12,9 +12,10 @@ from .matcher import AliasHit, AliasMatcher
 from .sentiment import find_cues, judge
 from .structure import Item, Structure, find_structures
 from .text import THINK, NormalizedText, find_scope, normalize, strip_scope
+from .sense import about_another_meaning, set_aside_common_words
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.1.0"
+ANALYZER_VERSION = "1.2.0"
 
 EMPTY, REFUSAL, ERROR, IRRELEVANT = "empty", "refusal", "error", "irrelevant"
 
@@ -27,7 +28,7 @@ REFUSAL_TEXT = re.compile(
     r"unable to (?:help|assist|provide)|not able to (?:help|assist|provide)|can't (?:help|assist)|cannot (?:help|assist)"
 )
 STRONG_REFUSAL = re.compile(
-    r"无法回答|无法提供|不能回答|不能提供|无法协助|" + DECLINE_BUEBIAN + r"|can't help|cannot help|can not help|can't assist|"
+    r"无法回答|无法提供|不能回答|不能提供|无法协助|无法帮|不能帮|无法为您|无法为你|不能为您|不能为你|" + DECLINE_BUEBIAN + r"|can't help|cannot help|can not help|can't assist|"
     r"cannot assist|unable to (?:help|assist|provide)|not able to (?:help|assist|provide)"
 )
 GOES_ON = re.compile(r"但可以|但是可以|不过可以|以下|下面|如下|however|but here|here's|here is|that said", re.I)
@@ -55,6 +56,13 @@ NEGATIVE_CUES_BEFORE = (
     "avoid", "skip", "steer clear of", "not recommend", "wouldn't recommend", "would not recommend",
     "don't recommend", "do not recommend", "not suggest", "stay away from", "pass on",
 )
+# Advice against "it" in English, after the brand was named: "Google Cloud, I would not go with it",
+# "…, it's one I'd steer clear of", and "X is overkill for you. I'd skip it for now."
+ADVICE_AGAINST_IT_VERBS = ("not go with", "not recommend", "skip", "avoid", "steer clear of", "pass on")
+ADVICE_AGAINST_IT = (r"\bi(?:['’]d| would)\s+(?:" + "|".join(ADVICE_AGAINST_IT_VERBS) + r")\s+(?:it|them)\b|"
+                     r"\b(?:it|that)['’]s one (?:i['’]d|i would) steer clear of")
+DANGLING_NEGATIVE_EN = re.compile(ADVICE_AGAINST_IT)
+VERDICT_NEXT_SENTENCE = re.compile(r"[.。!！]?\s*(?:" + ADVICE_AGAINST_IT + ")")
 NEGATIVE_BEFORE = re.compile("|".join(map(re.escape, NEGATIVE_CUES_BEFORE)))
 # Clause ends: sentence punctuation, and a comma next to Chinese text (NFKC made ， a ","),
 # but not the commas of an English enumeration ("avoid AWS, Azure and GCP").
@@ -65,11 +73,12 @@ NEGATIVE_IN_CLAUSE_AFTER = re.compile(
     r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
 # Every negative check below needs one of these near the brand: the alias matcher locates
 # them in its one pass, and only hits with one in reach are read closely.
-NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided")
+NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided",
+                      "not go with")
 # A clause with no brand that closes a sentence by advising against what it named before.
 DANGLING_NEGATIVE = re.compile(
     r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
-    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*$")
+    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*(?:[:：].*)?$")
 # A question about the brand answered by a bare verdict: "X？不推荐。"
 VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
@@ -92,9 +101,13 @@ STOPWORDS = frozenset(
 # the brands its items name are not options.
 QUALITIES = (r"(?:优势|优点|缺点|劣势|特点|特色|不足|短板|亮点|好处|弊端|局限|问题|风险|注意事项|pros|cons|strengths?|"
              r"weaknesses|advantages?|disadvantages?|drawbacks?|downsides?|limitations?|benefits|features?|highlights?)")
+# A model of the brand may stand between ("华为 Mate 70 的优点", "比亚迪海豹06 的优势", "Li Auto L6's").
+DESIGNATION = r"(?:\s*(?:[0-9a-z][0-9a-z.+-]*|[\u4e00-\u9fff]{1,3}[0-9][0-9a-z]*)){0,3}?"
 QUALITIES_AFTER_BRAND = re.compile(
-    r"\s*(?:的|['’]s)?\s*(?:主要|核心|突出|明显|几个|一些|最大|main|key|biggest)?\s*(?:的)?\s*" + QUALITIES)
-QUALITIES_BEFORE_BRAND = re.compile(QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?$")
+    DESIGNATION + r"\s*(?:的|['’]s)?\s*(?:主要|核心|突出|明显|几个|一些|最大|main|key|biggest)?\s*(?:的)?\s*" + QUALITIES)
+QUALITIES_BEFORE_BRAND = re.compile(
+    r"(?:" + QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?(?:the\s+)?|\bwhy\s+(?:the\s+|choose\s+|pick\s+)?)$")
+LABEL_END = re.compile(r"[\s:：*]*$")
 NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
 
@@ -170,6 +183,10 @@ class Analyzer:
     def __init__(self, catalog: BrandCatalog):
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
+        # Brands whose names have other meanings the config knows of (they have exclude_contexts),
+        # with the words of those meanings (the contexts that do not contain an alias).
+        self.other_meanings = {name: tuple(c.text for c in contexts if not c.contains_alias)
+                               for (_, name), contexts in self.matcher.contexts.items()}
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
@@ -178,10 +195,11 @@ class Analyzer:
         text = normalized.text
         scope = find_scope(text)
         hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
+        accepted = set_aside_common_words(accepted, normalized)
 
         body = strip_scope(text, scope)
         structure, options = _primary_list(body, accepted) if accepted else (None, [])
-        reason = self._invalid_reason(text, scope, question, accepted, structure is not None)
+        reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
@@ -208,7 +226,7 @@ class Analyzer:
 
     # --- validity ---------------------------------------------------------------------
 
-    def _invalid_reason(self, text: str, scope, question: str, accepted: list[AliasHit],
+    def _invalid_reason(self, text: str, scope, question: str, hits: list[AliasHit], accepted: list[AliasHit],
                         offers_brands: bool) -> str | None:
         body = THINK.sub(" ", text).strip() if scope.think else text.strip()
         if not body:
@@ -225,6 +243,8 @@ class Analyzer:
             # when it goes on to answer ("抱歉，我无法提供实时报价，但可以…").
             if not accepted or (STRONG_REFUSAL.search(opening) and not GOES_ON.search(body)):
                 return REFUSAL
+        if about_another_meaning(body, question, hits, accepted, self.other_meanings):
+            return IRRELEVANT
         if not offers_brands and not self._on_topic(body, question, bool(accepted)):
             return IRRELEVANT
         return None
@@ -295,6 +315,13 @@ def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[Alias
     return False
 
 
+def _qualities_label(body: str, hit: AliasHit, start: int, end: int) -> bool:
+    """A title that heads one brand's qualities ("**阿里云的优势：**", "Why HubSpot works"), not an option."""
+    after = QUALITIES_AFTER_BRAND.match(body, hit.end, end)
+    return bool(after and LABEL_END.match(body, after.end(), end)) or bool(
+        QUALITIES_BEFORE_BRAND.search(body, start, hit.start))
+
+
 def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int]) -> str | None:
     """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
     heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
@@ -305,7 +332,7 @@ def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int
         return None
     hit = accepted[index]
     if titled:
-        return hit.brand
+        return None if _qualities_label(body, hit, lead_start, lead_end) else hit.brand
     opening = body[lead_start:hit.start]
     return hit.brand if not any(c.isalnum() for c in opening) else None
 
@@ -329,6 +356,8 @@ def _advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: lis
             advised.add(hit.brand)
         elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
             advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 30 and VERDICT_NEXT_SENTENCE.match(body, stop):
+            advised.add(hit.brand)
     return advised
 
 
@@ -340,11 +369,11 @@ def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
     if NEGATIVE_BEFORE.search(body, start, hit.start):
         return True
     end = _clause_end(body, hit.end)
-    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end):
+    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end) or DANGLING_NEGATIVE_EN.search(body, hit.end, end):
         return True
     while end < stop:
         following = _clause_end(body, end + 1)
-        if DANGLING_NEGATIVE.match(body[end + 1:following]):
+        if DANGLING_NEGATIVE.match(body[end + 1:following]) or DANGLING_NEGATIVE_EN.search(body, end + 1, following):
             return True
         end = following
     return False
