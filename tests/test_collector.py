@@ -275,3 +275,23 @@ def test_a_long_retry_after_defers_at_the_deadline_even_when_the_wait_cap_allows
     report, _, states, _ = _collect(tmp_path, ONE_REQUEST_AN_HOUR, patient, questions=6)
     assert time.monotonic() - started < 10
     assert states == {"succeeded": 1, "deferred": 11} and report.stopped is None
+
+
+@pytest.mark.parametrize("broken", ["empty_choices", "null_content", "json_array", "invalid_utf8"])
+def test_a_body_malformed_the_same_way_twice_is_not_retried_again(tmp_path, broken):
+    behaviour = PlatformBehaviour(latency_s=(0, 0.001), broken_body=broken)
+    settings = CollectionSettings(retry=RetrySettings(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05),
+                                  checkpoint_interval_s=0.05, failure_share_limit=1.0,
+                                  breaker_consecutive_failures=1000)
+    report, ledger, states, stats = _collect(tmp_path, behaviour, settings, questions=2, rounds=1)
+    assert [row[3] for row in ledger] == ["malformed"] * 4  # two attempts per request, not six
+    assert states == {"failed": 2} and report.failed_by_class == {"malformed": 2}
+    assert stats["received"] == 4
+
+
+def test_bodies_cut_in_different_places_are_still_retried(tmp_path):
+    behaviour = PlatformBehaviour(latency_s=(0, 0.001), malformed_rate=0.3)
+    settings = replace(QUICK, retry=RetrySettings(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05))
+    report, ledger, states, _ = _collect(tmp_path, behaviour, settings, questions=10)
+    assert states == {"succeeded": 20} and report.failed == 0
+    assert sum(1 for row in ledger if row[3] == "malformed") > 0

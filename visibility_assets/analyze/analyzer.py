@@ -110,6 +110,9 @@ QUALITIES_BEFORE_BRAND = re.compile(
 LABEL_END = re.compile(r"[\s:：*]*$")
 NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
+# Answers are analysed up to this many characters (the rest is stored, flagged, not read): the
+# matching and list rules grow faster than the text, and no assistant answers a question in more.
+MAX_ANSWER_CHARS = 100_000
 
 
 @dataclass(slots=True)
@@ -143,6 +146,7 @@ class Analysis:
     hits: list[AliasHit]  # every alias hit with its verdict
     normalized: NormalizedText  # the text the hits' positions refer to
     option_list_kind: str | None = None
+    capped: bool = False  # longer than the analyzer's max_answer_chars: only that much was read
 
     def as_invalid(self, reason: str) -> Analysis:
         """This answer counted as invalid for a reason the text cannot show (the platform cut it
@@ -150,7 +154,8 @@ class Analysis:
         for hit in self.hits:
             if hit.accepted:
                 hit.rule = f"invalid_answer:{reason}"
-        return Analysis(False, reason, self.category_brands, {}, [], False, self.hits, self.normalized)
+        return Analysis(False, reason, self.category_brands, {}, [], False, self.hits, self.normalized,
+                        capped=self.capped)
 
     @property
     def hit_spans(self) -> list[tuple[int, int]]:
@@ -180,7 +185,8 @@ def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, Bran
 
 
 class Analyzer:
-    def __init__(self, catalog: BrandCatalog):
+    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS):
+        self.max_answer_chars = max_answer_chars
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         # Brands whose names have other meanings the config knows of (they have exclude_contexts),
@@ -191,7 +197,11 @@ class Analyzer:
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
         category_brands = self.brand_names.get(category, ())
-        normalized = normalize(answer or "")
+        answer = answer or ""
+        capped = len(answer) > self.max_answer_chars
+        if capped:
+            answer = answer[:self.max_answer_chars]
+        normalized = normalize(answer)
         text = normalized.text
         scope = find_scope(text)
         hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
@@ -203,7 +213,7 @@ class Analyzer:
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
-            return Analysis(False, reason, category_brands, {}, [], False, hits, normalized)
+            return Analysis(False, reason, category_brands, {}, [], False, hits, normalized, capped=capped)
 
         ranks: dict[str, int] = {}
         for position, option in enumerate(options, start=1):
@@ -222,7 +232,7 @@ class Analyzer:
         citations = text_citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
-                        structure.kind if structure else None)
+                        structure.kind if structure else None, capped)
 
     # --- validity ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 from ..collect.dialects.answer import ANSWERED, PLATFORM, TEXT
 from ..config import BrandCatalog, DomainClass
 from ..config.schema import CANARY
-from .analyzer import ANALYZER_VERSION, Analysis, Analyzer, BrandResult
+from .analyzer import ANALYZER_VERSION, MAX_ANSWER_CHARS, Analysis, Analyzer, BrandResult
 from .domains import DomainTable
 
 
@@ -67,6 +67,8 @@ SCHEMAS = {
         ("citations", pa.list_(pa.string())), ("has_citation", pa.bool_()),
         ("analyzer_version", pa.string()), ("config_version", pa.string()), ("run_id", pa.string()),
         ("cleaned_at", pa.timestamp("us", tz="UTC")),
+        # Longer than max_answer_chars: analysed only up to it (answer_chars is the whole length).
+        ("answer_chars", pa.int64()), ("analysis_capped", pa.bool_()),
     ]),
     "sample_brand_results": pa.schema(_KEY + [
         ("category", pa.string()), ("brand", pa.string()), ("valid", pa.bool_()), ("has_citation", pa.bool_()),
@@ -105,9 +107,10 @@ NOT_NAMED = BrandResult()  # read only: the result of every brand an answer does
 
 
 class SampleCleaner:
-    def __init__(self, catalog: BrandCatalog, run_id: str, domains: Sequence[DomainClass] = ()):
+    def __init__(self, catalog: BrandCatalog, run_id: str, domains: Sequence[DomainClass] = (),
+                 max_answer_chars: int = MAX_ANSWER_CHARS):
         self.catalog, self.run_id = catalog, run_id
-        self.analyzer = Analyzer(catalog)
+        self.analyzer = Analyzer(catalog, max_answer_chars)
         self.domain_table = DomainTable(catalog, domains)
         self.domains = {b.name: tuple(d.lower() for d in b.domains) for b in catalog.brands}
 
@@ -152,7 +155,8 @@ class SampleCleaner:
                 "invalid_reason": analysis.invalid_reason, "brands_mentioned": len(analysis.mentioned),
                 "option_list_kind": analysis.option_list_kind, "citations": analysis.citations,
                 "has_citation": analysis.has_citation, "analyzer_version": ANALYZER_VERSION,
-                "config_version": self.catalog.version, "run_id": self.run_id, "cleaned_at": _now()}
+                "config_version": self.catalog.version, "run_id": self.run_id, "cleaned_at": _now(),
+                "answer_chars": len(answer.answer_text or ""), "analysis_capped": analysis.capped}
 
     def _brand_rows(self, answer: RawAnswer, analysis: Analysis, key: dict) -> list[dict]:
         hosts = [(urlsplit(url).hostname or "").lower() for url in analysis.citations]

@@ -9,6 +9,7 @@ search) is one attempt: its rounds are sent back to back and their usage added u
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import random
@@ -90,8 +91,9 @@ class RequestOutcome:
 
 class _AttemptFailed(Exception):
     def __init__(self, error_class: ErrorClass, message: str, retry_after: float | None = None,
-                 code: str | None = None):
+                 code: str | None = None, body_digest: str | None = None):
         self.error_class, self.message, self.retry_after, self.code = error_class, message, retry_after, code
+        self.body_digest = body_digest  # a complete but malformed body: its hash, to notice a repeat
         super().__init__(message)
 
 
@@ -112,6 +114,7 @@ class ChatClient:
                        on_attempt: Callable[[Attempt], Awaitable[None]],
                        deadline: float | None = None) -> RequestOutcome:
         outcome = RequestOutcome(request, PENDING)
+        malformed_bodies: set[str] = set()
         for number in range(first_attempt, first_attempt + self.retry.max_attempts):
             if deadline is not None and time.time() >= deadline:
                 outcome.state = DEFERRED
@@ -127,6 +130,12 @@ class ChatClient:
             outcome.error_class, outcome.error_message = failure.error_class.value, failure.message
             if not failure.error_class.transient:
                 break
+            if failure.body_digest:
+                if failure.body_digest in malformed_bodies:
+                    # The same broken body twice: the platform answers this request so every time.
+                    outcome.error_message += " (the same body on two attempts: not retried)"
+                    break
+                malformed_bodies.add(failure.body_digest)
             delay = failure.retry_after
             if failure.error_class is ErrorClass.RATE_LIMITED:
                 self.limiter.throttled(failure.retry_after)
@@ -183,7 +192,11 @@ class ChatClient:
                 self.limiter.exhausted(reset)  # wait for the reset instead of earning a 429
             if not 200 <= response.status_code < 300:
                 return self._refusal(response)
-            payloads.append(_json_body(response))
+            try:
+                payloads.append(_json_body(response))
+            except _AttemptFailed as exc:
+                exc.body_digest = _digest(response)
+                raise
             following = self.dialect.next_round(body, payloads[-1])
             if following is None:
                 break
@@ -199,7 +212,8 @@ class ChatClient:
         try:
             normalized = self.dialect.read_rounds(payloads)
         except DialectError as exc:
-            raise _AttemptFailed(exc.error_class, f"{exc}"[:500], code=exc.code) from None
+            digest = _digest(response) if exc.error_class is ErrorClass.MALFORMED else None
+            raise _AttemptFailed(exc.error_class, f"{exc}"[:500], code=exc.code, body_digest=digest) from None
         attempt.tool_rounds = normalized.tool_rounds
         return normalized, json.dumps(payloads[0] if len(payloads) == 1 else payloads, ensure_ascii=False)
 
@@ -238,10 +252,18 @@ def _postponed(outcome: RequestOutcome, wait_s: float, deadline: float | None) -
     return outcome
 
 
+def _digest(response: httpx.Response) -> str:
+    return hashlib.sha256(response.content).hexdigest()
+
+
 def _json_body(response: httpx.Response) -> dict:
     """The completion's JSON; blank keep-alive lines before it (DeepSeek, while queued) are fine."""
     try:
-        payload = json.loads(response.text)
+        text = response.content.decode(response.charset_encoding or "utf-8")
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise _AttemptFailed(ErrorClass.MALFORMED, f"completion body is not valid text: {exc}"[:500]) from None
+    try:
+        payload = json.loads(text)
     except ValueError as exc:
         raise _AttemptFailed(ErrorClass.MALFORMED, f"malformed completion body: {exc}"[:500]) from None
     if not isinstance(payload, dict):

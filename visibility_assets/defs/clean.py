@@ -15,7 +15,7 @@ from dagster import (
     asset,
 )
 
-from ..analyze.analyzer import ANALYZER_VERSION
+from ..analyze.analyzer import ANALYZER_VERSION, MAX_ANSWER_CHARS
 from ..analyze.samples import RawAnswer, SampleCleaner
 from ..config import DomainClass
 from ..warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
@@ -86,16 +86,18 @@ def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
     ) -> MaterializeResult:
         partitions = sorted({split_partition_key(key) for key in context.partition_keys})
         config = visibility_config.load()
-        return clean_partitions(partitions, config.catalog, warehouse, context.run_id, config.domains)
+        return clean_partitions(partitions, config.catalog, warehouse, context.run_id, config.domains,
+                                visibility_config.max_answer_chars)
 
     return cleaned_samples
 
 
 def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: WarehouseResource,
-                     run_id: str, domains: Sequence[DomainClass] = ()) -> MaterializeResult:
+                     run_id: str, domains: Sequence[DomainClass] = (),
+                     max_answer_chars: int = MAX_ANSWER_CHARS) -> MaterializeResult:
     """Analyse every raw answer of the partitions again and replace their cleaned rows."""
     answers = _read_answers(warehouse, partitions)
-    batch = SampleCleaner(catalog, run_id, domains).clean(answers)
+    batch = SampleCleaner(catalog, run_id, domains, max_answer_chars).clean(answers)
     snapshot = warehouse.replace_partitions(batch.tables(), partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])
@@ -109,6 +111,7 @@ def clean_partitions(partitions: list[tuple[str, str]], catalog, warehouse: Ware
         "valid": valid,
         "invalid_by_reason": MetadataValue.json(reasons),
         "quarantined": len(batch.quarantine),
+        "analysis_capped": sum(1 for s in batch.samples if s["analysis_capped"]),
         "alias_hits": len(batch.matches),
         "accepted_mentions": sum(1 for m in batch.matches if m["accepted"]),
         "analyzer_version": ANALYZER_VERSION,

@@ -5,7 +5,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dagster import ConfigurableResource
+from pydantic import Field
 
+from ..analyze.analyzer import MAX_ANSWER_CHARS
 from ..collect.client import RetrySettings
 from ..collect.collector import CollectionSettings, PartitionOutcome, collect_partitions
 from ..collect.plan import TaskRequests
@@ -18,6 +20,9 @@ class VisibilityConfigResource(ConfigurableResource):
     """The folder of brands.yaml, questions.yaml and platforms.yaml the definitions were built from."""
 
     config_dir: str
+    # Answers longer than this are analysed only up to it (cleaned_samples.analysis_capped), so
+    # that one runaway answer cannot stall a partition's cleaning.
+    max_answer_chars: int = Field(default=MAX_ANSWER_CHARS, ge=1_000, le=10_000_000)
 
     def load(self) -> VisibilityConfig:
         return load_config(self.config_dir)

@@ -96,6 +96,9 @@ class Dialect:
             raise DialectError(f"no choices[0].message: {exc!r}") from None
         content = message.get("content")
         if content is None:
+            # Null content is normal for a moderated answer or a tool call, not for a finished one.
+            if self.outcome(choice.get("finish_reason"), payload) == ANSWERED and not message.get("tool_calls"):
+                raise DialectError("message content is null in a finished answer")
             content = ""
         if not isinstance(content, str):
             raise DialectError("message content is not a string")

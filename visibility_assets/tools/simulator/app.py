@@ -305,7 +305,7 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     prompt_tokens = tokens(ask.question) + 8
     if ask.search and dialect.search_tool and issued is None:
         return _faulty(_tool_call(app, platform, dialect, ask, ident, receipt, body_digest, prompt_tokens,
-                                  extra_rng, latency, limit_headers), fault)
+                                  extra_rng, latency, limit_headers), fault, rng)
 
     composed = compose_answer_detailed(answer_rng, ask.question, brands, platform, day, behaviour.factors_on(day))
     text = composed.text
@@ -347,13 +347,26 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     if dialect.keeps_alive and latency >= behaviour.keepalive_s:
         reply.keepalive_s = behaviour.keepalive_s  # blank lines while the request waits
     reply.drip_s = behaviour.drip_s
-    return _faulty(reply, fault)
+    if behaviour.broken_body:
+        reply.body, reply.answered_key = BROKEN_BODIES[behaviour.broken_body], None
+    return _faulty(reply, fault, rng)
 
 
-def _faulty(reply: Reply, fault: Fault) -> Reply:
-    """A 200 spoilt by a body fault: cut in half (malformed), or cut off mid-way by the socket."""
+# Bodies malformed the same way every time, whatever the request (behaviour.broken_body).
+BROKEN_BODIES = {
+    "empty_choices": b'{"id": "x", "object": "chat.completion", "choices": []}',
+    "null_content": b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message":'
+                    b' {"role": "assistant", "content": null}, "finish_reason": "stop"}]}',
+    "json_array": b'[{"id": "x"}]',
+    "invalid_utf8": b'{"id": "x", "choices": [{"message": {"content": "\xff\xfe broken"}}]}',
+}
+
+
+def _faulty(reply: Reply, fault: Fault, rng: random.Random) -> Reply:
+    """A 200 spoilt by a body fault: cut somewhere in its middle (malformed: each attempt where
+    it happens to be cut), or cut off mid-way by the socket."""
     if fault is Fault.MALFORMED:
-        reply.body = reply.body[: max(1, len(reply.body) // 2)]
+        reply.body = reply.body[: max(1, int(len(reply.body) * rng.uniform(0.3, 0.7)))]
         reply.fault, reply.answered_key = fault, None
     elif fault is Fault.TRUNCATED:
         reply.fault, reply.answered_key = fault, None

@@ -62,6 +62,9 @@ class PlatformBehaviour:
     # A slow drip: the answer's body is written two bytes at a time, this many seconds apart
     # (every read arrives before a per-read timeout, the whole body long after it).
     drip_s: float | None = None
+    # Every answer's body broken the same way (app.BROKEN_BODIES: empty_choices, null_content,
+    # json_array, invalid_utf8): a fault no retry can cure.
+    broken_body: str | None = None
     cache_hit_rate: float = 0.3  # share of requests that report cached prompt tokens
     # (brand, first day YYYY-MM-DD, factor): from that day on, the platform names the brand with
     # its weight multiplied by factor (a change of known size, for tests and demos).
