@@ -45,11 +45,11 @@ def test_analyzer_meets_the_accuracy_thresholds_on_the_labelled_set():
     scores = evaluate()
     report = {k: round(v, 4) if isinstance(v, float) else v for k, v in scores.items() if k != "misses"}
     detail = "\n".join(map(str, scores["misses"][:40]))
-    assert scores["answers"] >= 80
-    assert scores["mention_precision"] >= 0.98, (report, detail)
-    assert scores["mention_recall"] >= 0.97, (report, detail)
-    assert scores["mention_count_exact"] >= 0.95, (report, detail)
-    assert scores["list_rank_exact"] >= 0.95, (report, detail)
+    assert scores["answers"] >= 200
+    assert scores["mention_precision"] >= 0.99, (report, detail)
+    assert scores["mention_recall"] >= 0.99, (report, detail)
+    assert scores["mention_count_exact"] >= 0.98, (report, detail)
+    assert scores["list_rank_exact"] >= 0.97, (report, detail)
     assert scores["validity_accuracy"] >= 0.98, (report, detail)
     assert scores["recommended_exact"] >= 0.97, (report, detail)
 

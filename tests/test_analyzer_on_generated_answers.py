@@ -1,6 +1,6 @@
 """The analyzer against the simulator's own ground truth, on a few thousand generated answers.
 
-tests/eval holds 108 hand-labelled answers: precise, but few, and written once. The
+tests/eval holds 208 hand-labelled answers: precise, but few, and written once. The
 simulator writes answers in every layout, language and platform style the pipeline meets
 in the demo and the benchmarks, with traps for substring matchers, and it knows what it
 wrote (``compose_answer_detailed``): the kind of answer, the brands it listed as options

@@ -28,7 +28,7 @@ CAPITALISED_WORD = re.compile(r"[A-Z][a-z]+(?: [A-Za-z]+)*")
 # Words that only an answer about products, software or services uses, in any category (kept
 # off it: words that any advice uses, such as 推荐, 选择, 价格, product, choose).
 PRODUCT_WORDS = re.compile(
-    r"型号|机型|旗舰|官网|售后|系统|版本|功能|配置|性价比|手机|电脑|平板|屏幕|芯片|处理器|续航|拍照|影像|"
+    r"型号|机型|旗舰|官网|售后|系统|版本|功能|配置|手机|电脑|平板|屏幕|芯片|处理器|续航|拍照|影像|"
     r"云服务|服务器|部署|数据库|算力|实例|企业版|私有化|客户管理|线索|商机|软件|应用|平台|车型|电车|电动|新能源|"
     r"智驾|辅助驾驶|充电|办公|协作|文档|笔记|会议|订阅|套餐|定价|报价|开发者|接口|集成|数据|产品线|saas|crm|"
     r"\b(?:device|phone|smartphone|laptop|flagship|software|app|apps|platform|cloud|server|servers|hosting|"
