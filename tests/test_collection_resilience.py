@@ -118,3 +118,32 @@ def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(vi
     failure = result.get_step_failure_events()[0].event_specific_data.error.message
     assert "SIM_ABSENT_KEY" in failure
     assert DagsterEventType.STEP_UP_FOR_RETRY not in [e.event_type for e in result.all_events]
+
+
+def test_after_sigkill_the_ledger_counts_every_request_the_platform_received(visibility_home, tmp_path, monkeypatch):
+    """Attempts are written down before they are sent; the resumed run closes those the crash
+    interrupted, so http_attempts has exactly one row per request the simulator received."""
+    settings = SimulatorSettings(seed=4, default=PlatformBehaviour(latency_s=(0.2, 0.4)))
+    with SimulatorServer(settings, load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=30)
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        get_instance()
+        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, "ernie"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ))
+        worker.stdin.close()
+        deadline = time.time() + 60
+        while _stats(server, "ernie").get("answered", 0) < 20 and time.time() < deadline:
+            time.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)  # with requests in flight: 8 workers, 0.2-0.4 s each
+        worker.wait()
+        run = materialize([raw_asset()], partition_key=partition_key(DAY, "ernie"),
+                          instance=get_instance(), resources=resources(), tags=partition_tags(DAY, "ernie"))
+        assert run.success
+        received = _stats(server, "ernie")["received"]
+    with read_warehouse() as conn:
+        ledger, interrupted = conn.execute(
+            "SELECT count(*), count(*) FILTER (error_class = 'interrupted') FROM http_attempts"
+            " WHERE platform = 'ernie' AND date = ?", [DAY]).fetchone()
+    assert interrupted > 0, "the kill should land with requests in flight"
+    assert ledger == received

@@ -101,10 +101,11 @@ class ChatClient:
     def __init__(self, http: httpx.AsyncClient, platform: Platform, dialect: Dialect, limiter: AdaptiveRateLimiter,
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
                  price: Price | None = None, seed: int | None = None, timeout_s: float | None = None,
-                 scrub: SecretScrubber | None = None):
+                 scrub: SecretScrubber | None = None, on_send: Callable[[Attempt], None] = lambda _: None):
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
         self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
         self.scrub = scrub or SecretScrubber()
+        self.on_send = on_send  # told of each attempt before its request goes out (in_flight.py)
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -158,6 +159,7 @@ class ChatClient:
         headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
         attempt = Attempt(request.request_key, number, self.run_id, started, started, 0.0)
+        self.on_send(attempt)
         answer, failure = None, None
         try:
             # httpx's timeout applies to each read: a server that drips a byte at a time would

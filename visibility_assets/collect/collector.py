@@ -112,6 +112,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     report = CollectionReport(platform.name, date, planned=len(planned),
                               planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
     journal.register_plan(planned)
+    in_flight = journal.in_flight_log()
+    report.interrupted_closed = journal.close_interrupted(in_flight)
     done = journal.succeeded_keys()
     todo = [r for r in planned if r.request_key not in done]
     report.skipped_done, report.to_send = len(planned) - len(todo), len(todo)
@@ -134,7 +136,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
-                            timeout_s=timeout, scrub=SecretScrubber.for_env(p.api_key_env for p in config.platforms))
+                            timeout_s=timeout, scrub=SecretScrubber.for_env(p.api_key_env for p in config.platforms),
+                            on_send=in_flight.sent)
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
@@ -149,6 +152,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         finally:
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
+            in_flight.close()
+    in_flight.clear()  # every attempt sent is in the journal now
     report.wall_s = time.monotonic() - started
     run.stop_if_told_to_wait()
     # What a stop left in the queue was never sent: it stays pending in the journal.

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import TypeVar
 
 import duckdb
@@ -22,7 +23,9 @@ import pyarrow as pa
 from ..warehouse.db import ensure_table, insert_batch
 from ..warehouse.lake import LakeSettings, write_with_retry
 from ..warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES
+from ..paths import data_dir
 from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
+from .in_flight import InFlightLog
 from .partition_lock import PartitionBusy, partition_lock
 from .plan import PlannedRequest, content_hash
 
@@ -148,6 +151,22 @@ class CollectionJournal:
         self._write(work)
         self._attempts.update((a.request_key, a.attempt) for a in attempts)
         self._answers.update(o.request.request_key for o in answers)
+
+    def close_interrupted(self, log: InFlightLog) -> int:
+        """Store the attempts a crashed run sent but never journaled, as interrupted."""
+        lost = log.interrupted(self._attempts)
+        if lost:
+            self.checkpoint(lost, [])
+        log.clear()
+        return len(lost)
+
+    def in_flight_log(self) -> InFlightLog:
+        """This partition's log of attempts in flight, on this machine (in_flight.py)."""
+        if self.settings.catalog_kind == "sqlite":
+            root = Path(self.settings.catalog.partition(":")[2]).parent
+        else:
+            root = data_dir() / "warehouse"
+        return InFlightLog(root / "in_flight" / self.date / f"{self.platform}.log")
 
     def state_counts(self) -> dict[str, int]:
         return dict(self.query("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))

@@ -13,6 +13,7 @@ class CollectionReport:
     planned: int = 0
     planned_keys: list[str] = field(default_factory=list)  # every one must be stored, or be why not
     skipped_done: int = 0
+    interrupted_closed: int = 0  # attempts a crashed run sent and never journaled, closed on resume
     to_send: int = 0
     succeeded: int = 0  # answered, truncated or moderated: stored either way
     moderated: int = 0
