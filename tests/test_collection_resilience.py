@@ -81,6 +81,12 @@ def test_breaker_fails_the_partition_and_the_retry_policy_resumes_it(visibility_
     assert "circuit breaker open" in str(failure.event_specific_data.error)
     assert result.success
     assert stats["duplicates"] == 0 and stats["answered"] == 20, stats
+    # The partition's figures count the failed step attempt too, not only the one that succeeded.
+    (materialization,) = result.asset_materializations_for_node("raw_ai_responses")
+    meta = {k: v.value for k, v in materialization.metadata.items()}
+    assert meta["partition_attempts"] == stats["received"] > meta["http_attempts"]
+    assert meta["partition_retries"] == stats["received"] - 20
+    assert meta["partition_attempt_errors_by_class"] == {"overloaded": 30}
 
 
 def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path, monkeypatch):

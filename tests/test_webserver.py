@@ -159,3 +159,60 @@ def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slo
         keys = conn.execute("SELECT task_id IS NULL, count(DISTINCT request_key), count(*), min(round), max(round)"
                             " FROM raw_ai_responses WHERE platform = 'qwen' GROUP BY ALL ORDER BY 1").fetchall()
     assert keys == [(False, 6, 6, 3, 5), (True, 24, 24, 1, 2)]  # the ad-hoc rounds after the nightly ones
+
+
+STATUS = """
+query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status startTime endTime } } }"""
+
+
+def _run_status(url: str, run_id: str) -> dict:
+    return httpx.post(url, json={"query": STATUS, "variables": {"runId": run_id}}, timeout=10).json()[
+        "data"]["runOrError"]
+
+
+def _wait(condition, timeout_s: float, what: str):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"{what}: not within {timeout_s:.0f} s")
+
+
+def test_a_killed_run_worker_fails_its_run_frees_its_platform_and_is_retried(slow_platforms, simulator, webserver):
+    """SIGKILL of a run worker the daemon launched: run monitoring marks the run failed, the
+    platform's next queued run starts within 2 minutes, and the run retry finishes the partition
+    without re-sending an answer the killed worker had stored."""
+    from dagster import DagsterEventType
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    killed_day, next_day = "2026-11-12", "2026-11-13"
+    killed = _launch(webserver, killed_day, "qwen")
+    waiting = _launch(webserver, next_day, "qwen")  # queued behind it: one run per platform
+
+    def stats() -> dict:
+        return httpx.get(f"{simulator.url}/_stats").json().get("qwen", {})
+
+    _wait(lambda: stats().get("answered", 0) >= 6, 120, "the first run collecting")
+    with DagsterInstance.get() as instance:
+        start = instance.get_records_for_run(killed, of_type=DagsterEventType.RUN_START, limit=1).records
+        os.kill(start[0].event_log_entry.dagster_event.pid, signal.SIGKILL)
+        killed_at = time.time()
+        with reading(lake_settings()) as conn:
+            stored = {k for (k,) in conn.execute("SELECT request_key FROM journal_answers WHERE platform = 'qwen'"
+                                                  " AND date = ?", [killed_day]).fetchall()}
+        sent_before = stats()["received_by_key"]
+
+        _wait(lambda: _run_status(webserver, killed)["status"] == "FAILURE", 120, "the dead run marked failed")
+        started = _wait(lambda: _run_status(webserver, waiting)["startTime"], 120, "the next qwen run starting")
+        assert started - killed_at < 120
+        retry = _wait(lambda: instance.get_runs(RunsFilter(tags={"dagster/parent_run_id": killed})), 60,
+                      "a retry of the dead run")[0]
+        _wait(lambda: _run_status(webserver, retry.run_id)["status"] in ("SUCCESS", "FAILURE"), 240, "the retry")
+    assert _run_status(webserver, retry.run_id)["status"] == "SUCCESS"
+    assert _run_status(webserver, waiting)["status"] == "SUCCESS"
+    assert stored and all(stats()["received_by_key"][key] == sent_before[key] for key in stored)
+    with reading(lake_settings()) as conn:
+        assert conn.execute("SELECT count(*), count(DISTINCT request_key) FROM raw_ai_responses"
+                            " WHERE platform = 'qwen' AND date = ?", [killed_day]).fetchone() == (24, 24)

@@ -18,6 +18,7 @@ from .defs.events import collection_task_sensor
 from .defs.maintenance import lake_maintenance, maintenance_job, weekly_maintenance
 from .defs.measure import build_sql_assets
 from .defs.notify import build_alert_notifications
+from .sql_models.project import load_project
 from .defs.partitions import daily_platform_partitions
 from .defs.report import build_report_sensor, report_job, visibility_report
 from .defs.resources import build_resources
@@ -27,14 +28,15 @@ from .instance import batch_event_writes
 def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolicy = COLLECT_RETRY_POLICY) -> Definitions:
     """The whole pipeline for `config`, in pipeline order; tests pass a short retry policy."""
     partitions = daily_platform_partitions(config.platform_names)
+    project = load_project()
     return Definitions(
         assets=[
             visibility_config_files,
             build_raw_ai_responses(partitions, collect_retry_policy),
             brand_catalog,
             build_cleaned_samples(partitions),
-            *build_sql_assets(partitions),
-            build_alert_notifications(partitions),
+            *build_sql_assets(partitions, project),
+            build_alert_notifications(partitions, project),
             visibility_report,
             lake_maintenance,
         ],

@@ -101,10 +101,11 @@ def print_summary(runs: list, out) -> None:
     for run in runs:
         meta = run.metadata.get("raw_ai_responses", {})
         cleaned = run.metadata.get("cleaned_samples", {})
-        retries = meta.get("http_attempts", 0) - meta.get("sent", 0) if meta else 0
+        # The partition's figures over all its runs and step attempts, where the run has them.
+        retries = meta.get("partition_retries", meta.get("http_attempts", 0) - meta.get("sent", 0)) if meta else 0
         status = "ok" if run.success else f"FAILED: {run.error}"
         print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
-              f"{meta.get('failed', '-'):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
+              f"{meta.get('partition_failed', meta.get('failed', '-')):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
               f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
               f"{cleaned.get('accepted_mentions', '-'):>8} {meta.get('moderated', '-'):>9} "
               f"{meta.get('searches', '-'):>8} {_cost(meta):>9}  {status}", file=out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from .client import Attempt
@@ -41,7 +41,6 @@ class InFlightLog:
         if not self.path.exists():
             return []
         found: dict[tuple[str, int], Attempt] = {}
-        now = datetime.now(UTC)
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
                 entry = json.loads(line)
@@ -51,7 +50,8 @@ class InFlightLog:
             if key in journaled or key in found:
                 continue
             started = datetime.fromisoformat(entry["started_at"])
-            found[key] = Attempt(entry["request_key"], entry["attempt"], entry["run_id"], started, now, 0.0,
+            # When it ended is unknown: it ends where it began, adding no time to its run.
+            found[key] = Attempt(entry["request_key"], entry["attempt"], entry["run_id"], started, started, 0.0,
                                  error_class=INTERRUPTED,
                                  error_message="the run ended before this attempt's answer was stored")
         return list(found.values())

@@ -164,8 +164,8 @@ class CollectionJournal:
         """This partition's log of attempts in flight, on this machine (in_flight.py)."""
         if self.settings.catalog_kind == "sqlite":
             root = Path(self.settings.catalog.partition(":")[2]).parent
-        else:
-            root = data_dir() / "warehouse"
+        else:  # a shared catalog: the machine's own data directory
+            root = data_dir()
         return InFlightLog(root / "in_flight" / self.date / f"{self.platform}.log")
 
     def state_counts(self) -> dict[str, int]:

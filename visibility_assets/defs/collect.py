@@ -20,6 +20,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from ..collect.ledger import partition_totals
 from ..collect.collector import SETUP_ERRORS, PartitionOutcome
 from ..collect.report import CollectionReport
 from ..config import UnknownPlatform, VisibilityConfig
@@ -107,6 +108,9 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
                      for o in outcomes if o.report is not None}
         stored = {partition: counts[0] for partition, (counts, _) in published.items()}
         metadata = run_metadata(outcomes, stored)
+        if len(outcomes) == 1 and outcomes[0].report is not None:
+            with warehouse.read_only() as conn:
+                metadata.update(partition_metadata(partition_totals(conn, outcomes[0].date, outcomes[0].platform)))
         snapshots = [snapshot for _, snapshot in published.values() if snapshot is not None]
         if snapshots:
             metadata["lake_snapshot_id"] = max(snapshots)
@@ -193,6 +197,21 @@ def run_metadata(outcomes: list[PartitionOutcome], stored: dict[tuple[str, str],
             f"{o.date}|{o.platform}": {"stored": stored.get((o.date, o.platform)),
                                        "error": None if o.error is None else str(o.error)}
             for o in outcomes}),
+    }
+
+
+def partition_metadata(totals: dict) -> dict:
+    """The partition over all its runs and step attempts (collect/ledger.py), beside the figures
+    of this step attempt."""
+    return {
+        "partition_attempts": MetadataValue.int(totals["attempts"]),
+        "partition_http_429": MetadataValue.int(totals["http_429"]),
+        "partition_retries": MetadataValue.int(totals["retries"]),
+        "partition_failed": MetadataValue.int(totals["failed"]),
+        "partition_failed_by_class": MetadataValue.json(totals["failed_by_class"]),
+        "partition_attempt_errors_by_class": MetadataValue.json(totals["attempt_errors_by_class"]),
+        "partition_runs": MetadataValue.int(totals["runs"]),
+        "partition_wall_s": MetadataValue.float(totals["wall_s"]),
     }
 
 

@@ -8,13 +8,14 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     BackfillPolicy,
+    Failure,
     MaterializeResult,
     MultiPartitionsDefinition,
     asset,
 )
 
 from ..sql_models.project import Model, SqlProject, load_project
-from ..sql_models.runner import build_model, create_macros, failing_rows, prepare_table
+from ..sql_models.runner import UpstreamMissing, build_model, create_macros, ensure_upstream, failing_rows, prepare_table
 from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
 
@@ -48,9 +49,13 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
 
         def prepare(conn) -> None:
             create_macros(conn, project)
+            ensure_upstream(conn, project, model, context.run_id)
             prepare_table(conn, model, partitions or [], context.run_id)
 
-        warehouse.write(prepare)  # a column added commits before rows fill it
+        try:
+            warehouse.write(prepare)  # a column added commits before rows fill it
+        except UpstreamMissing as exc:
+            raise Failure(description=str(exc), allow_retries=False) from None
         (rows, failures), snapshot = warehouse.write(build)
 
         yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,

@@ -15,6 +15,7 @@ from dagster import (
 )
 
 from ..notify import AlertMessage, notify
+from ..sql_models.project import SqlProject
 from ..warehouse.db import existing_tables, fill_run_partitions
 from ..warehouse.resource import WarehouseResource
 from .partitions import split_partition_key
@@ -29,11 +30,12 @@ ORDER BY date, platform, p_value
 """
 
 
-def build_alert_notifications(partitions_def: MultiPartitionsDefinition):
+def build_alert_notifications(partitions_def: MultiPartitionsDefinition, project: SqlProject):
     @asset(
         name="alert_notifications",
         partitions_def=partitions_def,
-        deps=[AssetKey("visibility_alerts")],
+        # Everything the alerts are built from, so that any selection runs this after them.
+        deps=[AssetKey(name) for name in project.reading("visibility_alerts")],
         backfill_policy=BackfillPolicy.single_run(),
         group_name="notify",
         kinds={"python"},

@@ -95,9 +95,22 @@ class SqlProject:
     models: dict[str, Model]  # in dependency order
     macros: str
 
+    def reading(self, name: str) -> list[str]:
+        """A model and every asset it reads: the deps of an asset that reads the model."""
+        return sorted({name, *self.upstream_assets(self.models[name])})
+
     def upstream_assets(self, model: Model) -> list[str]:
-        assets = {ref if ref in self.models else SOURCES[ref] for ref in model.refs}
-        return sorted(asset for asset in assets if asset is not None)
+        """Every asset the model reads, directly or through other models. Dagster orders a run's
+        steps only along declared dependencies: a selection that left out the models in between
+        (the stg_ views) ran the marts before the samples they read, and reported success."""
+        found: set[str] = set()
+        for ref in model.refs:
+            if ref in self.models:
+                found.add(ref)
+                found.update(self.upstream_assets(self.models[ref]))
+            elif SOURCES[ref] is not None:
+                found.add(SOURCES[ref])
+        return sorted(found)
 
 
 def load_project(root: Path = PROJECT_DIR) -> SqlProject:

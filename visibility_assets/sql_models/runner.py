@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ..warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, fill_run_partitions
+from ..warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, existing_tables, fill_run_partitions
 from .project import Model, ModelTest, SqlProject
 from .sources import ensure_sources
 
@@ -17,6 +17,25 @@ from .sources import ensure_sources
 def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
     if project.macros.strip():
         conn.execute(project.macros)
+
+
+class UpstreamMissing(Exception):
+    """A model's input table was never built: the selection left it out on a new warehouse."""
+
+
+def ensure_upstream(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model, run_id: str) -> None:
+    """Create the views the model reads through where they are missing (a view is only its
+    definition), and refuse clearly when a table it reads was never built."""
+    present = existing_tables(conn)
+    needed = set(project.upstream_assets(model))
+    missing = [name for name in project.models if name in needed and name not in present]
+    tables = [name for name in missing if project.models[name].kind != "view"]
+    if tables:
+        raise UpstreamMissing(f"{model.name} reads {', '.join(tables)}, never built in this warehouse:"
+                              f" materialize {'it' if len(tables) == 1 else 'them'} first, or include"
+                              f" {'it' if len(tables) == 1 else 'them'} in the selection")
+    for name in missing:
+        build_model(conn, project.models[name], [], run_id)
 
 
 def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: list[tuple[str, str]],
