@@ -10,6 +10,7 @@ import pytest
 from dagster import RetryPolicy, materialize
 
 from visibility_assets.defs.partitions import partition_key
+from visibility_assets.defs.resources import CollectorResource
 from visibility_assets.instance import get_instance
 from visibility_assets.secrets import SecretScrubber
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
@@ -46,7 +47,8 @@ def test_a_key_echoed_by_the_server_is_stored_and_printed_nowhere(visibility_hom
         completed = _run_partition(config_dir, "deepseek")
         # qwen fails (breaker), its step failure quoting the last error, in this process.
         failed = materialize([raw_asset(RetryPolicy(max_retries=0))], partition_key=partition_key(DAY, "qwen"),
-                             instance=get_instance(), resources=resources(), raise_on_error=False)
+                             instance=get_instance(), raise_on_error=False,
+                             resources={**resources(), "collector": CollectorResource(base_delay_s=0.01, max_delay_s=0.05)})
         received = httpx.get(f"{server.url}/_stats").json()
     assert not failed.success
     error = failed.get_step_failure_events()[0].event_specific_data.error
@@ -75,6 +77,7 @@ def test_a_key_echoed_by_the_server_is_stored_and_printed_nowhere(visibility_hom
 
 def _run_partition(config_dir, platform):
     """One partition in a worker process, as `visibility demo` runs it."""
+    quick = {"resources": {"collector": {"config": {"base_delay_s": 0.01, "max_delay_s": 0.05}}}}
     return subprocess.run([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, platform],
-                          input=json.dumps({"config_dir": str(config_dir)}), capture_output=True, text=True,
-                          timeout=300)
+                          input=json.dumps({"config_dir": str(config_dir), "run_config": quick}),
+                          capture_output=True, text=True, timeout=300)
