@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,25 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """A fresh virtualenv, outside the checkout, with the wheel built from the checkout installed."""
+    """A fresh virtualenv, outside the checkout, with the wheel built from the checkout installed.
+
+    Its dependencies come from the test environment's site-packages through a .pth line (a path
+    line only: the checkout's editable install there is not activated), which saves installing
+    Dagster again; the project itself is the wheel's copy."""
     root = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"),
                     str(CHECKOUT)], check=True, timeout=600)
     (wheel,) = (root / "dist").glob("visibility_assets-*.whl")
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, timeout=900)
+    python = root / "venv" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True, timeout=900)
+    for tool in ("dagster",):  # the entry points of the dependencies the tests call
+        script = root / "venv" / "bin" / tool
+        script.write_text(f"#!{python}\nimport sys\nfrom dagster._cli import main\nsys.exit(main())\n")
+        script.chmod(0o755)
     return root / "venv" / "bin"
 
 
