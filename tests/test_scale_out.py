@@ -114,7 +114,8 @@ def test_two_machines_collect_at_once_and_one_resumes_what_the_other_was_killed_
         # Different platforms at once, one on each machine.
         workers = [_run_worker(machine_a, "deepseek"), _run_worker(machine_b, "qwen")]
         outputs = [worker.communicate(timeout=240) for worker in workers]
-        assert all(w.returncode == 0 and '"success": true' in out for w, (out, _) in zip(workers, outputs)), outputs
+        assert all(w.returncode == 0 and '"success": true' in out for w, (out, _) in zip(workers, outputs)), [
+            (w.returncode, out[-1000:], err[-4000:]) for w, (out, err) in zip(workers, outputs)]
 
         # Machine A is killed mid-collection; machine B resumes the same partition.
         killed = _run_worker(machine_a, "kimi")
