@@ -207,7 +207,7 @@ def test_a_killed_run_worker_fails_its_run_frees_its_platform_and_is_retried(slo
         _wait(lambda: _run_status(webserver, killed)["status"] == "FAILURE", 120, "the dead run marked failed")
         started = _wait(lambda: _run_status(webserver, waiting)["startTime"], 120, "the next qwen run starting")
         assert started - killed_at < 120
-        retry = _wait(lambda: instance.get_runs(RunsFilter(tags={"dagster/parent_run_id": killed})), 60,
+        retry = _wait(lambda: instance.get_runs(RunsFilter(tags={"dagster/parent_run_id": killed})), 180,
                       "a retry of the dead run")[0]
         _wait(lambda: _run_status(webserver, retry.run_id)["status"] in ("SUCCESS", "FAILURE"), 240, "the retry")
     assert _run_status(webserver, retry.run_id)["status"] == "SUCCESS"

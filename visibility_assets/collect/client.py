@@ -105,7 +105,7 @@ class ChatClient:
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
         self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
         self.scrub = scrub or SecretScrubber()
-        self.on_send = on_send  # told of each attempt before its request goes out (in_flight.py)
+        self.on_send = on_send  # told of each attempt as its request goes out (in_flight.py)
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -159,7 +159,6 @@ class ChatClient:
         headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
         attempt = Attempt(request.request_key, number, self.run_id, started, started, 0.0)
-        self.on_send(attempt)
         answer, failure = None, None
         try:
             # httpx's timeout applies to each read: a server that drips a byte at a time would
@@ -186,8 +185,15 @@ class ChatClient:
                         deadline: float | None) -> tuple[NormalizedAnswer, str]:
         """Send the request, and the following rounds of a tool loop; the normalized answer."""
         payloads: list[dict] = []
+
+        async def sent(event: str, _info: dict) -> None:
+            # Logged once the request's bytes are out (httpcore's trace), not when the attempt
+            # begins: waiting for a pooled connection or a handshake sends the platform nothing.
+            if event.endswith("send_request_body.complete") and not payloads:
+                self.on_send(attempt)
+
         while True:
-            response = await self.http.post(self.url, json=body, headers=headers)
+            response = await self.http.post(self.url, json=body, headers=headers, extensions={"trace": sent})
             attempt.http_status = response.status_code
             remaining, reset = parse_rate_limit(response.headers)
             if remaining is not None and remaining <= 0 and reset:

@@ -1,9 +1,10 @@
-"""Attempts in flight, written down before they are sent.
+"""Attempts in flight, written down as they are sent.
 
 The journal stores attempts in checkpoints, every half second: a run killed between two of
 them would lose the attempts it had sent since, and the ledger would count fewer requests than
-the platform received (and billed). So each attempt is first appended to this log, one line
-written straight to the file (a killed process loses nothing the kernel has), and a run that
+the platform received (and billed). So each attempt is appended to this log the moment its
+request's bytes are out (before any answer can come back), one line written straight to the
+file (a killed process loses nothing the kernel has), and a run that
 resumes the partition closes every logged attempt the journal lacks as `interrupted`.
 
 The log is a local file under the data directory: a partition resumed on another machine
@@ -28,7 +29,7 @@ class InFlightLog:
         self._fd: int | None = None
 
     def sent(self, attempt: Attempt) -> None:
-        """Called just before the attempt's request goes out."""
+        """Called as the attempt's request goes out."""
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
