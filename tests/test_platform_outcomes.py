@@ -8,13 +8,14 @@ from datetime import date
 import httpx
 import pytest
 import yaml
-from dagster import Backoff, DagsterEventType, RetryPolicy
+from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
 from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.collect.cost import request_cost
 from visibility_assets.collect.dialects import Usage
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
+from visibility_assets.defs.partitions import partition_key, partition_tags
 from visibility_assets.instance import get_instance
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
@@ -49,9 +50,15 @@ def platforms_server(tmp_path, monkeypatch, request):
 
 def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(visibility_home, platforms_server):
     config = load_config()
+    repository = pipeline().get_repository_def()
+    assets = list({id(a): a for a in repository.assets_defs_by_key.values()}.values())
+    # The raw answers and the cost model that reads them: not the whole nightly chain.
+    selection = [key for key in repository.assets_defs_by_key
+                 if key.path[-1] in ("raw_ai_responses", "collection_costs")]
     for platform in config.platform_names:
-        run = materialize_partition(pipeline(), DAY, platform, get_instance())
-        assert run.success, run.error
+        run = materialize(assets, selection=selection, partition_key=partition_key(DAY, platform),
+                          instance=get_instance(), tags=partition_tags(DAY, platform))
+        assert run.success
     rows = _rows("SELECT platform, search_used, len(list_filter(citations, lambda c: c.source = 'platform')),"
                  " outcome FROM raw_ai_responses")
     by_platform = {}
