@@ -111,6 +111,10 @@ def test_two_machines_collect_at_once_and_one_resumes_what_the_other_was_killed_
         machine_a = _machine(tmp_path, "machine-a", server.port, shared)
         machine_b = _machine(tmp_path, "machine-b", server.port, shared)
 
+        # The Dagster storage is set up once, as an operator does (`dagster instance migrate`): two
+        # machines creating its tables in a new database at the same moment race each other.
+        subprocess.run([sys.executable, "-m", "dagster", "instance", "migrate"], env=machine_a, check=True,
+                       capture_output=True, timeout=120)
         # Different platforms at once, one on each machine.
         workers = [_run_worker(machine_a, "deepseek"), _run_worker(machine_b, "qwen")]
         outputs = [worker.communicate(timeout=240) for worker in workers]
