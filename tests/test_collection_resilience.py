@@ -29,21 +29,27 @@ def _stats(server, platform):
     return httpx.get(f"{server.url}/_stats").json().get(platform, {})
 
 
+def _kill_midway(server, platform: str, answered: int) -> None:
+    """A worker process collects the platform's partition and is SIGKILLed once the simulator
+    has answered `answered` requests."""
+    get_instance()
+    worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, platform],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=dict(os.environ))
+    worker.stdin.close()
+    deadline = time.time() + 60
+    while _stats(server, platform).get("answered", 0) < answered and time.time() < deadline:
+        time.sleep(0.02)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+
+
 def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_home, tmp_path, monkeypatch):
     settings = SimulatorSettings(seed=2, default=PlatformBehaviour(latency_s=(0.05, 0.15)))
     with SimulatorServer(settings, load_config()) as server:
         config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=15)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-        get_instance()
-        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, "doubao"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  env=dict(os.environ))
-        worker.stdin.close()
-        deadline = time.time() + 60
-        while _stats(server, "doubao").get("answered", 0) < 25 and time.time() < deadline:
-            time.sleep(0.05)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
+        _kill_midway(server, "doubao", answered=25)
 
         with read_warehouse() as conn:
             stored = {k for (k,) in conn.execute("SELECT request_key FROM journal_answers WHERE date = ?"
@@ -133,16 +139,7 @@ def test_after_sigkill_the_ledger_counts_every_request_the_platform_received(vis
     with SimulatorServer(settings, load_config()) as server:
         config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=30)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-        get_instance()
-        worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, "ernie"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  env=dict(os.environ))
-        worker.stdin.close()
-        deadline = time.time() + 60
-        while _stats(server, "ernie").get("answered", 0) < 20 and time.time() < deadline:
-            time.sleep(0.02)
-        worker.send_signal(signal.SIGKILL)  # with requests in flight: 8 workers, 0.2-0.4 s each
-        worker.wait()
+        _kill_midway(server, "ernie", answered=20)  # with requests in flight: 8 workers, 0.2-0.4 s each
         run = materialize([raw_asset()], partition_key=partition_key(DAY, "ernie"),
                           instance=get_instance(), resources=resources(), tags=partition_tags(DAY, "ernie"))
         assert run.success
