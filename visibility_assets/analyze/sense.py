@@ -60,11 +60,12 @@ def about_another_meaning(body: str, question: str, hits: list[AliasHit], accept
     """The answer is about another meaning of the brand names it uses (see the module's doc).
     other_meanings: the brands with exclude_contexts, each with those that do not contain an
     alias (the other meaning's own words: 水果, millet)."""
-    set_aside = [h for h in hits if h.rule.startswith(OTHER_MEANING)]
     if not accepted:
         folded = question.casefold()
-        return any(h.alias.casefold() in folded for h in set_aside)
+        return any(h.rule.startswith(OTHER_MEANING) and h.alias.casefold() in folded for h in hits)
+    # Most answers stop here: a brand without known other meanings, or a short answer.
     if len(body) < MIN_ANSWER_FOR_SENSE or any(h.brand not in other_meanings for h in accepted):
         return False
-    shown = bool(set_aside) or any(word in body for h in accepted for word in other_meanings[h.brand])
+    shown = any(h.rule.startswith(OTHER_MEANING) for h in hits) or any(
+        word in body for h in accepted for word in other_meanings[h.brand])
     return shown and PRODUCT_WORDS.search(body) is None
