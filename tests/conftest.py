@@ -12,10 +12,7 @@ import pytest
 import yaml
 
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.tools.simulator.behaviour import (
-    PlatformBehaviour,
-    SimulatorSettings,
-)
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
 from .webhook_receiver import Receiver

@@ -7,13 +7,11 @@ from contextlib import contextmanager
 
 from dagster import Definitions, MultiPartitionsDefinition, RetryPolicy
 
+from visibility_assets.collect.defs import COLLECT_RETRY_POLICY, build_raw_ai_responses
 from visibility_assets.config import load_config
-from visibility_assets.definitions import build_definitions
-from visibility_assets.defs.collect import COLLECT_RETRY_POLICY, build_raw_ai_responses
-from visibility_assets.defs.partitions import daily_platform_partitions
-from visibility_assets.defs.resources import build_resources
-from visibility_assets.paths import lake_settings
-from visibility_assets.warehouse.lake import reading, write_with_retry
+from visibility_assets.core.partitions import daily_platform_partitions
+from visibility_assets.definitions import build_definitions, build_resources
+from visibility_assets.warehouse.lake import lake_settings, reading, write_with_retry
 
 
 def pipeline(collect_retry_policy: RetryPolicy = COLLECT_RETRY_POLICY) -> Definitions:

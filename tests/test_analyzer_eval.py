@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from visibility_assets.analyze.analyzer import Analyzer
+from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.config import load_catalog
 
 EVAL = Path(__file__).parent / "eval"

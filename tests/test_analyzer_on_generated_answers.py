@@ -37,7 +37,7 @@ import random
 from collections import Counter
 from functools import cache
 
-from visibility_assets.analyze.analyzer import Analyzer
+from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS, compose_answer_detailed, sim_brands_by_category
 

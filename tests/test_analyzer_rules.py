@@ -2,7 +2,7 @@
 
 import pytest
 
-from visibility_assets.analyze.analyzer import (
+from visibility_assets.clean.analyzer import (
     ADVICE_AGAINST_IT_VERBS,
     NEGATIVE_CUES_BEFORE,
     NEGATIVE_GATE_CUES,

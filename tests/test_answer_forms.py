@@ -3,7 +3,7 @@
 import pytest
 
 from tests.test_analyzer_rules import _run
-from visibility_assets.analyze.analyzer import Analyzer
+from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_catalog
 
 

@@ -11,9 +11,9 @@ import pytest
 from dagster import DagsterRunStatus
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import materialize_partition
-from visibility_assets.defs.partitions import partition_tags
-from visibility_assets.instance import get_instance
+from visibility_assets.core.partitions import partition_tags
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # a simulator, Dagster runs, the command in its own process
 

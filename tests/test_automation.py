@@ -5,14 +5,21 @@ from datetime import datetime, timezone
 
 import pytest
 import yaml
-from dagster import DagsterInstance, DagsterRunStatus, RunRequest, SkipReason, build_schedule_context, build_sensor_context
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    RunRequest,
+    SkipReason,
+    build_schedule_context,
+    build_sensor_context,
+)
 
-from visibility_assets.analyze.analyzer import ANALYZER_VERSION
+from visibility_assets.clean.analyzer import ANALYZER_VERSION
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.days import yesterday
+from visibility_assets.core.days import yesterday
+from visibility_assets.core.partitions import partition_tags
 from visibility_assets.definitions import build_definitions
-from visibility_assets.defs.automation import analysis_version
-from visibility_assets.defs.partitions import partition_tags
+from visibility_assets.operate.automation import analysis_version
 
 from .conftest import write_config
 from .pipeline import pipeline, read_warehouse

@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import run_job
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.defs.automation import backfill_tags
-from visibility_assets.instance import get_instance
+from visibility_assets.operate.automation import backfill_tags
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import run_job
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 

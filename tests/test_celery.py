@@ -23,8 +23,8 @@ from tests.pipeline import read_warehouse
 from tests.services import dagster_pg_url, require_service, scratch_database
 from visibility_assets.celery_location import CELERY_JOB_NAME
 from visibility_assets.config import load_config
-from visibility_assets.defs.partitions import partition_tags
-from visibility_assets.instance import INSTANCE_YAML
+from visibility_assets.core.partitions import partition_tags
+from visibility_assets.operate.instance import INSTANCE_YAML
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

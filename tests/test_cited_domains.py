@@ -4,9 +4,9 @@ import pytest
 import yaml
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_config
-from visibility_assets.instance import get_instance
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # a simulator and a Dagster run
 

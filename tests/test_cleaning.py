@@ -4,19 +4,13 @@ import httpx
 import pytest
 from dagster import materialize
 
-from tests.pipeline import (
-    partitions,
-    pipeline,
-    read_warehouse,
-    resources,
-    write_warehouse,
-)
-from visibility_assets.analyze.analyzer import ANALYZER_VERSION
-from visibility_assets.cli.partition_runs import materialize_partition
+from tests.pipeline import partitions, pipeline, read_warehouse, resources, write_warehouse
+from visibility_assets.clean.analyzer import ANALYZER_VERSION
+from visibility_assets.clean.defs import brand_catalog, build_cleaned_samples
 from visibility_assets.config import load_config
-from visibility_assets.defs.clean import brand_catalog, build_cleaned_samples
-from visibility_assets.defs.partitions import partition_key
-from visibility_assets.instance import get_instance
+from visibility_assets.core.partitions import partition_key
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

@@ -7,6 +7,7 @@ import pytest
 
 from visibility_assets.collect.collector import CollectionSettings, collect_partitions
 from visibility_assets.config import load_config
+from visibility_assets.core.partitions import Partition
 from visibility_assets.warehouse.lake import LakeSettings, reading
 
 pytestmark = pytest.mark.slow  # a real simulator on loopback
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.slow  # a real simulator on loopback
 def test_two_platforms_and_two_days_each_collected_once_into_their_own_journals(config_dir, simulator, tmp_path):
     lake = LakeSettings.from_env(tmp_path)
     config = load_config()
-    partitions = [(day, platform) for day in ("2026-11-01", "2026-11-02") for platform in ("kimi", "qwen")]
+    partitions = [Partition.of(f"{day}|{platform}") for day in ("2026-11-01", "2026-11-02") for platform in ("kimi", "qwen")]
     started = time.monotonic()
     outcomes = collect_partitions(config, partitions, "run-1", lake, CollectionSettings())
     assert time.monotonic() - started < 30
@@ -26,7 +27,7 @@ def test_two_platforms_and_two_days_each_collected_once_into_their_own_journals(
     with reading(lake) as conn:
         journaled = conn.execute("SELECT CAST(date AS VARCHAR), platform, count(*) FROM journal_answers"
                                  " GROUP BY ALL ORDER BY ALL").fetchall()
-    assert journaled == sorted((d, p, per_partition) for d, p in partitions)
+    assert journaled == sorted((p.day, p.platform, per_partition) for p in partitions)
     stats = httpx.get(f"{simulator.url}/_stats").json()
     assert stats["kimi"]["duplicates"] == stats["qwen"]["duplicates"] == 0
     assert stats["kimi"]["received"] == stats["qwen"]["received"] == 2 * per_partition
@@ -43,7 +44,7 @@ def test_a_platform_without_its_key_is_not_asked_for_any_day_and_the_others_run_
         text.replace("name: qwen\n", "name: qwen\n  api_key_env: SIM_ABSENT_KEY\n", 1), encoding="utf-8")
     config = load_config(directory)
     assert config.platform("qwen").api_key_env == "SIM_ABSENT_KEY"
-    outcomes = collect_partitions(config, [(d, p) for d in ("2026-11-01", "2026-11-02") for p in ("kimi", "qwen")],
+    outcomes = collect_partitions(config, [Partition.of(f"{d}|{p}") for d in ("2026-11-01", "2026-11-02") for p in ("kimi", "qwen")],
                                   "run-1", LakeSettings.from_env(tmp_path), CollectionSettings())
     by_platform = {(o.date, o.platform): o for o in outcomes}
     assert all("SIM_ABSENT_KEY" in str(by_platform[(d, "qwen")].error) for d in ("2026-11-01", "2026-11-02"))

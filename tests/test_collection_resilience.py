@@ -11,10 +11,10 @@ import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
 from tests.pipeline import raw_asset, read_warehouse, resources
+from visibility_assets.collect.resource import CollectorResource
 from visibility_assets.config import load_config
-from visibility_assets.defs.partitions import partition_key, partition_tags
-from visibility_assets.defs.resources import CollectorResource
-from visibility_assets.instance import get_instance
+from visibility_assets.core.partitions import partition_key, partition_tags
+from visibility_assets.operate.instance import get_instance
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -33,7 +33,7 @@ def _kill_midway(server, platform: str, answered: int) -> None:
     """A worker process collects the platform's partition and is SIGKILLed once the simulator
     has answered `answered` requests."""
     get_instance()
-    worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, platform],
+    worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=dict(os.environ))
     worker.stdin.close()

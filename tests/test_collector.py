@@ -11,15 +11,16 @@ import pytest
 from visibility_assets.collect import collector as collector_module
 from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
-from visibility_assets.collect.errors import ErrorClass, classify_status, parse_retry_after
+from visibility_assets.collect.errors import ErrorClass, classify_status
 from visibility_assets.collect.journal import CollectionJournal
-from visibility_assets.warehouse.lake import LakeSettings
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
-from visibility_assets.collect.report import CollectionFailed
+from visibility_assets.collect.tally import CollectionFailed
 from visibility_assets.config import MissingApiKey, load_config
+from visibility_assets.core.retry import parse_retry_after
 from visibility_assets.tools.simulator import server as simulator_server
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.warehouse.lake import LakeSettings
 
 from .conftest import write_config
 
@@ -243,7 +244,7 @@ def test_missing_api_key_fails_before_any_request(tmp_path, monkeypatch):
 def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
     from zoneinfo import ZoneInfo
 
-    from visibility_assets.defs.collect import resolve_deadline
+    from visibility_assets.collect.defs import resolve_deadline
 
     shanghai = ZoneInfo("Asia/Shanghai")
     at_two = datetime(2026, 11, 30, 2, 0, tzinfo=shanghai)

@@ -8,6 +8,9 @@ import pytest
 import yaml
 
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_catalog, load_config
+from visibility_assets.config.defs import visibility_config_files
+from visibility_assets.config.loading import CONFIG_FILES, config_version
+from visibility_assets.config.resource import VisibilityConfigResource
 
 from .conftest import write_config
 
@@ -31,6 +34,44 @@ def test_config_version_is_a_hash_of_brands_yaml(tmp_path):
     path = directory / "brands.yaml"
     path.write_text(path.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
     assert load_config(directory).catalog.version != before
+
+
+# A file of each kind, valid, for a folder that lacks it (the example ships no events.yaml or domains.yaml).
+VALID_CONTENT = {
+    "prices.yaml": "prices: []\n",
+    "events.yaml": "events:\n  merge_window_minutes: 30\n",
+    "canaries.yaml": "canaries:\n  - {id: c1, text: Describe yourself in one sentence.}\n",
+    "domains.yaml": "domains:\n  - {domain: example.org, class: news}\n",
+}
+
+
+@pytest.mark.parametrize("file", CONFIG_FILES)
+def test_a_change_to_any_config_file_changes_the_config_version(tmp_path, file):
+    directory = write_config(tmp_path / "c", 8787)
+    first = load_config(directory)
+    path = directory / file
+    if path.exists():
+        path.write_text(path.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
+    else:
+        path.write_text(VALID_CONTENT[file], encoding="utf-8")
+    changed = load_config(directory)
+    assert changed.version != first.version
+    assert changed.version == config_version(directory) and len(changed.version) == 16
+    resources = {"visibility_config": VisibilityConfigResource(config_dir=str(directory))}
+    observed = visibility_config_files.observe_fn(**resources)
+    assert observed.value == changed.version
+
+
+def test_an_unchanged_folder_is_not_parsed_again_and_a_changed_one_is(tmp_path):
+    directory = write_config(tmp_path / "c", 8787)
+    first = load_config(directory)
+    assert load_config(directory) is first
+    _edit(directory, "questions.yaml", lambda d: d["questions"].pop())
+    second = load_config(directory)
+    assert second is not first and len(second.questions) == len(first.questions) - 1
+    _edit(directory, "questions.yaml", lambda d: d["questions"][0].update(colour="red"))
+    with pytest.raises(ConfigError, match="unknown key 'colour'"):
+        load_config(directory)  # an invalid change is an error, not the config cached before it
 
 
 def _edit(directory, file, mutate):

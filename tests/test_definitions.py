@@ -1,13 +1,14 @@
 """The code location loads as `dagster dev -w workspace.yaml` would load it."""
 
 import os
+from datetime import date
 
 import pytest
 from dagster import MultiPartitionsDefinition
 
 from tests.pipeline import pipeline
 from visibility_assets.config import load_config
-from visibility_assets.defs.partitions import partition_tags, split_partition_key
+from visibility_assets.core.partitions import Partition, partition_key, partition_tags, run_partitions
 
 
 def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():
@@ -22,7 +23,12 @@ def test_definitions_load_with_the_raw_asset_partitioned_by_day_and_platform():
 
 
 def test_partition_keys_and_tags():
-    assert split_partition_key("2026-11-01|deepseek") == ("2026-11-01", "deepseek")
+    assert Partition.of("2026-11-01|deepseek") == Partition(date(2026, 11, 1), "deepseek")
+    assert Partition.of(partition_key("2026-11-01", "qwen")) == (date(2026, 11, 1), "qwen")
+    assert Partition.of("2026-11-01|qwen").day == "2026-11-01"
+    keys = ["2026-11-02|qwen", "2026-11-01|qwen", "2026-11-01|deepseek", "2026-11-01|qwen"]
+    assert run_partitions(keys) == [(date(2026, 11, 1), "deepseek"), (date(2026, 11, 1), "qwen"),
+                                    (date(2026, 11, 2), "qwen")]
     tags = partition_tags("2026-11-01", "qwen")
     assert tags["dagster/partition/date"] == "2026-11-01"
     assert tags["dagster/partition/platform"] == "qwen"
@@ -56,7 +62,7 @@ def test_dagster_cli_validates_the_workspace():
 def test_asset_events_are_written_in_batches_by_run_workers_and_by_commands(monkeypatch, tmp_path):
     """Without the batch size a 90-day backfill on PostgreSQL storage takes minutes, not seconds."""
     from visibility_assets.definitions import defs
-    from visibility_assets.instance import EVENT_BATCH_SIZE_ENV, get_instance
+    from visibility_assets.operate.instance import EVENT_BATCH_SIZE_ENV, get_instance
 
     monkeypatch.delenv(EVENT_BATCH_SIZE_ENV, raising=False)
     defs()  # what the code server and every run worker load

@@ -11,19 +11,9 @@ from dagster import DagsterInstance, DagsterRunStatus, build_sensor_context
 
 from visibility_assets.collect.plan import plan_requests, plan_task_requests
 from visibility_assets.config import ConfigError, load_config
-from visibility_assets.config.events import (
-    EventSettings,
-    Notifications,
-    PriorityWeights,
-)
-from visibility_assets.defs.events import (
-    LAUNCH_GRACE,
-    PRIORITY_TAG,
-    TASK_TAG,
-    collection_task_sensor,
-    dispatch,
-)
-from visibility_assets.defs.resources import build_resources
+from visibility_assets.config.events import EventSettings, Notifications, PriorityWeights
+from visibility_assets.definitions import build_resources
+from visibility_assets.events.defs import collection_task_sensor
 from visibility_assets.events.model import (
     DONE,
     FAILED,
@@ -40,6 +30,7 @@ from visibility_assets.events.model import (
 )
 from visibility_assets.events.planner import plan_tasks
 from visibility_assets.events.priority import effective_priority, sla_deadline, urgency
+from visibility_assets.events.tasks import LAUNCH_GRACE, PRIORITY_TAG, TASK_TAG, dispatch
 from visibility_assets.warehouse.db import ensure_table, insert_batch
 from visibility_assets.warehouse.tables import JOURNAL_REQUESTS
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from tests.pipeline import read_warehouse, write_warehouse
-from visibility_assets.cli.partition_runs import materialize_partitions
 from visibility_assets.config import load_config
+from visibility_assets.runs import materialize_partitions
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

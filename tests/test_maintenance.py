@@ -4,7 +4,7 @@ import pytest
 from dagster import DagsterInstance
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import materialize_partitions
+from visibility_assets.runs import materialize_partitions
 
 from .conftest import write_config
 

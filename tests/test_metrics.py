@@ -5,18 +5,17 @@ import os
 import shutil
 from datetime import date, timedelta
 
-import pyarrow as pa
 import pytest
 from dagster import DagsterEventType, materialize
 
 from tests.pipeline import read_warehouse, resources
-from visibility_assets.analyze.samples import SCHEMAS
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.defs.automation import RANGE_END, RANGE_START
-from visibility_assets.defs.measure import build_sql_assets
-from visibility_assets.defs.partitions import daily_platform_partitions, partition_key
-from visibility_assets.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
-from visibility_assets.sql_models.project import PROJECT_DIR, ModelError, load_project
+from visibility_assets.core.partitions import daily_platform_partitions, partition_key
+from visibility_assets.measure.defs import build_sql_assets
+from visibility_assets.measure.project import PROJECT_DIR, ModelError, load_project
+from visibility_assets.operate.automation import RANGE_END, RANGE_START
+from visibility_assets.operate.instance import PLANNED_SUBSET_ENV, get_instance, planned_events_as_subsets
+from visibility_assets.warehouse.tables import TABLES
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -60,7 +59,7 @@ def _write_partition(platform="deepseek", answers=ANSWERS, day=DAY):
                             "valid": valid, "has_citation": cited, "mentioned": mentioned, "mention_count": int(mentioned), "first_mention_order": None,
                             "list_rank": rank, "recommended": recommended, "cites_own_domain": own})
     resources()["warehouse"].replace_partitions(
-        {name: pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+        {name: TABLES[name].from_dicts(rows)
          for name, rows in (("cleaned_samples", samples), ("sample_brand_results", results))},
         [(day.isoformat() if hasattr(day, "isoformat") else day, platform)])
 
@@ -246,7 +245,7 @@ def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
 
 
 def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
-    from visibility_assets.defs.report import visibility_report
+    from visibility_assets.report.defs import visibility_report
 
     _write_partition()
     assert _materialize().success

@@ -22,15 +22,9 @@ import httpx
 import pytest
 
 from visibility_assets.config.events import Webhook
-from visibility_assets.notify import (
-    NOTIFICATION_DELIVERIES,
-    AlertMessage,
-    deliver,
-    delivered_ids,
-    notify,
-    render,
-)
+from visibility_assets.notify import AlertMessage, deliver, delivered_ids, notify, render
 from visibility_assets.warehouse.db import transaction
+from visibility_assets.warehouse.tables import NOTIFICATION_DELIVERIES
 
 from .webhook_receiver import Received, Receiver, Reply
 

@@ -10,10 +10,10 @@ import pytest
 from dagster import AssetKey, build_schedule_context
 
 from tests.pipeline import pipeline, read_warehouse, resources
-from visibility_assets.analyze.analyzer import ANALYZER_VERSION
-from visibility_assets.cli.partition_runs import materialize_partition
-from visibility_assets.defs.automation import analysis_version
-from visibility_assets.instance import get_instance
+from visibility_assets.clean.analyzer import ANALYZER_VERSION
+from visibility_assets.operate.automation import analysis_version
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

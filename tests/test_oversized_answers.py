@@ -4,7 +4,7 @@ import json
 import time
 from pathlib import Path
 
-from visibility_assets.analyze.samples import RawAnswer, SampleCleaner
+from visibility_assets.clean.samples import RawAnswer, SampleCleaner
 from visibility_assets.config import load_catalog
 
 EVAL = Path(__file__).parent / "eval"

@@ -11,12 +11,12 @@ import yaml
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.collect.cost import request_cost
-from visibility_assets.collect.dialects import Usage
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
-from visibility_assets.defs.partitions import partition_key, partition_tags
-from visibility_assets.instance import get_instance
+from visibility_assets.core.answers import Usage
+from visibility_assets.core.partitions import partition_key, partition_tags
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -107,7 +107,7 @@ def test_moderated_and_truncated_answers_are_outcomes_stored_once_and_measured(v
 def test_a_billing_error_stops_the_platform_after_one_request_and_the_top_up_resumes_it(
         visibility_home, platforms_server):
     defs = pipeline(RetryPolicy(max_retries=2, delay=0.1, backoff=Backoff.LINEAR))
-    from visibility_assets.defs.partitions import partition_key, partition_tags
+    from visibility_assets.core.partitions import partition_key, partition_tags
 
     result = defs.resolve_job_def("nightly_platform_job").execute_in_process(
         partition_key=partition_key(DAY, "deepseek"), tags=partition_tags(DAY, "deepseek"),

@@ -11,8 +11,8 @@ from dagster import AssetKey, DagsterInstance, build_schedule_context
 
 from tests.pipeline import pipeline
 from tests.services import dagster_pg_url, scratch_database
-from visibility_assets.cli.partition_runs import materialize_partition
-from visibility_assets.instance import INSTANCE_YAML
+from visibility_assets.operate.instance import INSTANCE_YAML
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

@@ -12,10 +12,10 @@ import pytest
 from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
 from visibility_assets.collect.journal import CollectionJournal
-from visibility_assets.warehouse.lake import LakeSettings
 from visibility_assets.config import load_config
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.warehouse.lake import LakeSettings
 
 from .conftest import write_config
 

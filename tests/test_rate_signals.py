@@ -3,7 +3,8 @@
 import httpx
 import pytest
 
-from visibility_assets.collect.errors import parse_duration, parse_rate_limit, parse_retry_after
+from visibility_assets.collect.errors import parse_duration, parse_rate_limit
+from visibility_assets.core.retry import parse_retry_after
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m", 3720.0),

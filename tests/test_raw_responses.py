@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.cli.partition_runs import materialize_partition
 from visibility_assets.config import load_config
-from visibility_assets.instance import get_instance
+from visibility_assets.operate.instance import get_instance
+from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
@@ -95,7 +95,7 @@ def test_a_range_run_collects_each_platform_day_once_with_platforms_side_by_side
     """A single-run backfill of the nightly job: every partition of the range in one run."""
     from dagster import DagsterInstance
 
-    from visibility_assets.defs.automation import RANGE_END, RANGE_START
+    from visibility_assets.operate.automation import RANGE_END, RANGE_START
 
     config = load_config()
     result = pipeline().resolve_job_def("nightly_platform_job").execute_in_process(

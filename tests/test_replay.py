@@ -12,17 +12,17 @@ from dataclasses import replace
 import pytest
 
 from tests.pipeline import read_warehouse, write_warehouse
-from visibility_assets.analyze.analyzer import IRRELEVANT, Analysis, Analyzer
-from visibility_assets.analyze.replay import read_stored, replay
-from visibility_assets.analyze.samples import SampleCleaner
+from visibility_assets.clean.analyzer import IRRELEVANT, Analysis, Analyzer
+from visibility_assets.clean.replay import read_stored, replay
+from visibility_assets.clean.samples import SampleCleaner
 from visibility_assets.cli.main import main
 from visibility_assets.config import load_config
-from visibility_assets.sql_models.project import load_project
-from visibility_assets.sql_models.runner import build_model, create_macros
+from visibility_assets.measure.project import load_project
+from visibility_assets.measure.runner import build_model, create_macros
 from visibility_assets.tools.bench import LAST_DAY
+from visibility_assets.tools.bench.replay import TopRanksAnalyzer as BenchTopRanksAnalyzer
 from visibility_assets.tools.bench.replay import seed_cleaned_answers
 from visibility_assets.warehouse.db import ensure_table
-from visibility_assets.tools.bench.replay import TopRanksAnalyzer as BenchTopRanksAnalyzer
 from visibility_assets.warehouse.tables import COLLECTION_TABLES, RAW_AI_RESPONSES
 
 from .conftest import write_config

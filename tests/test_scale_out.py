@@ -16,14 +16,10 @@ import httpx
 import pytest
 
 from visibility_assets.config import load_config
-from visibility_assets.instance import INSTANCE_YAML
-from visibility_assets.paths import lake_settings
-from visibility_assets.tools.simulator.behaviour import (
-    PlatformBehaviour,
-    SimulatorSettings,
-)
+from visibility_assets.operate.instance import INSTANCE_YAML
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
-from visibility_assets.warehouse.lake import reading
+from visibility_assets.warehouse.lake import lake_settings, reading
 
 from .conftest import write_config
 from .services import scratch_database
@@ -90,7 +86,7 @@ def _machine(root: Path, name: str, port: int, shared: dict) -> dict:
 
 
 def _run_worker(env: dict, platform: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, platform],
+    return subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
 

@@ -9,10 +9,10 @@ import httpx
 import pytest
 from dagster import RetryPolicy, materialize
 
-from visibility_assets.defs.partitions import partition_key
-from visibility_assets.defs.resources import CollectorResource
-from visibility_assets.instance import get_instance
-from visibility_assets.secrets import SecretScrubber
+from visibility_assets.collect.resource import CollectorResource
+from visibility_assets.core.partitions import partition_key
+from visibility_assets.core.secrets import SecretScrubber
+from visibility_assets.operate.instance import get_instance
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 
@@ -78,6 +78,6 @@ def test_a_key_echoed_by_the_server_is_stored_and_printed_nowhere(visibility_hom
 def _run_partition(config_dir, platform):
     """One partition in a worker process, as `visibility demo` runs it."""
     quick = {"resources": {"collector": {"config": {"base_delay_s": 0.01, "max_delay_s": 0.05}}}}
-    return subprocess.run([sys.executable, "-m", "visibility_assets.cli.partition_runs", DAY, platform],
+    return subprocess.run([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
                           input=json.dumps({"config_dir": str(config_dir), "run_config": quick}),
                           capture_output=True, text=True, timeout=300)

@@ -4,8 +4,8 @@ import pytest
 from dagster import materialize
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.defs.partitions import partition_key, partition_tags
-from visibility_assets.instance import get_instance
+from visibility_assets.core.partitions import partition_key, partition_tags
+from visibility_assets.operate.instance import get_instance
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

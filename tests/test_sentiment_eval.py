@@ -107,7 +107,7 @@ class ProductLabeller:
     come in runs of several brands, so the last analysis is kept."""
 
     def __init__(self, catalog_path: Path = EVAL / "brands.yaml"):
-        from visibility_assets.analyze.analyzer import Analyzer
+        from visibility_assets.clean.analyzer import Analyzer
         from visibility_assets.config import load_catalog
 
         self.analyzer = Analyzer(load_catalog(catalog_path))

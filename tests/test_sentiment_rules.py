@@ -1,4 +1,4 @@
-"""Per-mention sentiment (analyze/sentiment.py) through the analyzer, one rule per test."""
+"""Per-mention sentiment (clean/sentiment.py) through the analyzer, one rule per test."""
 
 import pytest
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from visibility_assets.collect.dialects import DIALECTS, MODERATED, TRUNCATED, NormalizedAnswer
+from visibility_assets.collect.dialects import DIALECTS
 from visibility_assets.collect.errors import ErrorClass
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, Platform, VisibilityConfig, load_config
+from visibility_assets.core.answers import MODERATED, TRUNCATED, NormalizedAnswer
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import PATH_HEADER, SimulatorApp, SimulatorServer, handle_chat
 

@@ -8,8 +8,7 @@ import pytest
 
 from tests.pipeline import write_warehouse
 from visibility_assets.cli.main import main
-from visibility_assets.paths import lake_settings
-from visibility_assets.warehouse.lake import write_with_retry
+from visibility_assets.warehouse.lake import lake_settings, write_with_retry
 
 
 def _sql(capsys, *args) -> tuple[int, str, str]:

@@ -3,8 +3,8 @@
 import json
 
 from visibility_assets.cli.main import main
+from visibility_assets.core.visible_text import html_text, visible
 from visibility_assets.report.charts import interval_chart
-from visibility_assets.visible_text import html_text, visible
 
 RLO = "\u202e"
 NAME = f"Acme{RLO}duolC"  # shown raw, it would read "AcmeCloud" reversed into whatever follows

@@ -12,9 +12,8 @@ import httpx
 import pytest
 from dagster import DagsterInstance
 
-from visibility_assets.instance import ensure_dagster_home
-from visibility_assets.paths import lake_settings
-from visibility_assets.warehouse.lake import reading
+from visibility_assets.operate.instance import ensure_dagster_home
+from visibility_assets.warehouse.lake import lake_settings, reading
 
 pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 

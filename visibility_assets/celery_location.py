@@ -21,10 +21,10 @@ from __future__ import annotations
 from dagster import Definitions, define_asset_job, definitions
 from dagster_celery import celery_executor
 
-from .config import load_config
-from .definitions import build_definitions
-from .defs.automation import nightly_job
-from .instance import batch_event_writes
+from visibility_assets.config import load_config
+from visibility_assets.definitions import build_definitions
+from visibility_assets.operate.automation import nightly_job
+from visibility_assets.operate.instance import batch_event_writes
 
 CELERY_JOB_NAME = "nightly_platform_job_celery"
 

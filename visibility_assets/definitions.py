@@ -9,20 +9,24 @@ from __future__ import annotations
 
 from dagster import Definitions, RetryPolicy, definitions, in_process_executor
 
-from .config import VisibilityConfig, load_config
-from .defs.automation import build_nightly_schedule, catalog_change_sensor, catalog_job, nightly_job, reanalysis_job
-from .defs.clean import brand_catalog, build_cleaned_samples
-from .defs.collect import COLLECT_RETRY_POLICY, build_raw_ai_responses
-from .defs.config_files import visibility_config_files
-from .defs.events import collection_task_sensor
-from .defs.maintenance import lake_maintenance, maintenance_job, weekly_maintenance
-from .defs.measure import build_sql_assets
-from .defs.notify import build_alert_notifications
-from .sql_models.project import load_project
-from .defs.partitions import daily_platform_partitions
-from .defs.report import build_report_sensor, report_job, visibility_report
-from .defs.resources import build_resources
-from .instance import batch_event_writes
+from visibility_assets.clean.defs import brand_catalog, build_cleaned_samples
+from visibility_assets.collect.defs import COLLECT_RETRY_POLICY, build_raw_ai_responses
+from visibility_assets.collect.resource import CollectorResource
+from visibility_assets.config import VisibilityConfig, load_config
+from visibility_assets.config.defs import visibility_config_files
+from visibility_assets.config.resource import VisibilityConfigResource
+from visibility_assets.core.partitions import daily_platform_partitions
+from visibility_assets.core.paths import DataDirResource, data_dir
+from visibility_assets.events.defs import collection_task_sensor
+from visibility_assets.measure.defs import build_sql_assets
+from visibility_assets.measure.project import load_project
+from visibility_assets.notify.defs import build_alert_notifications
+from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor, weekly_maintenance
+from visibility_assets.operate.instance import batch_event_writes
+from visibility_assets.report.defs import build_report_sensor, visibility_report
+from visibility_assets.warehouse.defs import lake_maintenance
+from visibility_assets.warehouse.lake import lake_settings
+from visibility_assets.warehouse.resource import WarehouseResource
 
 
 def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolicy = COLLECT_RETRY_POLICY) -> Definitions:
@@ -40,7 +44,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             visibility_report,
             lake_maintenance,
         ],
-        jobs=[nightly_job, reanalysis_job, catalog_job, report_job, maintenance_job],
+        jobs=list(JOBS),
         schedules=[build_nightly_schedule(config.platform_names), weekly_maintenance],
         sensors=[catalog_change_sensor, collection_task_sensor, build_report_sensor(config.platform_names)],
         resources=build_resources(config),
@@ -48,6 +52,16 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
         # platform's day; parallelism comes from running platforms side by side.
         executor=in_process_executor,
     )
+
+
+def build_resources(config: VisibilityConfig) -> dict:
+    """The resources of a code location built from `config`, with its files under the data directory."""
+    return {
+        "visibility_config": VisibilityConfigResource(config_dir=str(config.directory)),
+        "data_dir": DataDirResource(path=str(data_dir())),
+        "collector": CollectorResource(),
+        "warehouse": WarehouseResource.from_settings(lake_settings()),
+    }
 
 
 @definitions

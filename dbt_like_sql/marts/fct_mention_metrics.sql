@@ -33,7 +33,7 @@ SELECT
     CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
     CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
     CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
-    -- How the answers that name the brand speak of it (analyze/sentiment.py), over those answers.
+    -- How the answers that name the brand speak of it (clean/sentiment.py), over those answers.
     CASE WHEN mentioned_answers > 0 THEN positive_sentiment_answers / mentioned_answers END AS positive_rate,
     wilson_low(positive_sentiment_answers, mentioned_answers) AS positive_rate_low,
     wilson_high(positive_sentiment_answers, mentioned_answers) AS positive_rate_high,

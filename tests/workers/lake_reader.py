@@ -12,8 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from visibility_assets.paths import lake_settings
-from visibility_assets.warehouse.lake import connect
+from visibility_assets.warehouse.lake import lake_settings, open_reader
 
 PARTITIONS = """
 SELECT platform, count(*) AS rows, count(DISTINCT run_id) AS runs FROM {table}
@@ -24,7 +23,7 @@ ONE_RUN_TABLES = WHOLE_TABLES + ("mention_metrics",)
 
 
 def main(stop_file: str, date: str, answers: int) -> None:
-    conn = connect(lake_settings(), read_only=True)
+    conn = open_reader(lake_settings())
     reads = torn = missing = errors = 0
     first_error = None
     while not Path(stop_file).exists():

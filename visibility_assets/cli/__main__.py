@@ -1,5 +1,5 @@
 import sys
 
-from .main import main
+from visibility_assets.cli.main import main
 
 sys.exit(main())

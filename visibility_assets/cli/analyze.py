@@ -8,9 +8,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..analyze.analyzer import Analyzer
-from ..config import load_catalog
-from .arguments import UserError
+from visibility_assets.clean.analyzer import Analyzer
+from visibility_assets.cli.arguments import UserError
+from visibility_assets.config import load_catalog
 
 REQUIRED = ("id", "answer", "category")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import date as Date
 
-from ..config import VisibilityConfig, load_config
+from visibility_assets.config import VisibilityConfig, load_config
 
 
 class UserError(Exception):

@@ -13,9 +13,9 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from ..config import VisibilityConfig
-from ..days import yesterday
-from .arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.core.days import yesterday
 
 IN_PROGRESS = ("STARTING", "STARTED", "CANCELING")
 SLOT_POLL_S = 2.0
@@ -43,15 +43,15 @@ def run(args) -> int:
 
 def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str], category: str | None,
             rounds: int, out=sys.stdout) -> int:
-    from ..definitions import build_definitions
-    from ..defs.events import TASK_TAG
-    from ..events.detect import BadRequest, adhoc_event
-    from ..events.model import FAILED, REQUESTED
-    from ..events.service import move_task, over_budget_message, record_events
-    from ..instance import get_instance
-    from ..paths import lake_settings
-    from ..warehouse.resource import WarehouseResource
-    from .partition_runs import QUIET_RUN, materialize_partition
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.events.detect import BadRequest, adhoc_event
+    from visibility_assets.events.model import FAILED, REQUESTED
+    from visibility_assets.events.service import move_task, over_budget_message, record_events
+    from visibility_assets.events.tasks import TASK_TAG
+    from visibility_assets.operate.instance import get_instance
+    from visibility_assets.runs import QUIET_RUN, materialize_partition
+    from visibility_assets.warehouse.lake import lake_settings
+    from visibility_assets.warehouse.resource import WarehouseResource
 
     now = datetime.now(UTC)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .arguments import positive_int
+from visibility_assets.cli.arguments import positive_int
 
 
 def add_parser(commands) -> None:
@@ -55,31 +55,31 @@ def _print(result: dict) -> int:
 
 
 def run_collect(args) -> int:
-    from ..tools.bench.collect import run_collect_bench
+    from visibility_assets.tools.bench.collect import run_collect_bench
     return _print(run_collect_bench(args.platforms, args.requests, args.rps, args.fault_rate, tuple(args.latency),
                                     args.storm, args.concurrency, args.timeout, args.seed, args.web_search))
 
 
 def run_clean(args) -> int:
-    from ..tools.bench.clean import run_clean_bench
+    from visibility_assets.tools.bench.clean import run_clean_bench
     return _print(run_clean_bench(args.answers, args.aliases, args.seed))
 
 
 def run_metrics(args) -> int:
-    from ..tools.bench.metrics import run_metrics_bench
+    from visibility_assets.tools.bench.metrics import run_metrics_bench
     return _print(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition, args.instance))
 
 
 def run_reanalysis(args) -> int:
-    from ..tools.bench.reanalysis import run_reanalysis_bench
+    from visibility_assets.tools.bench.reanalysis import run_reanalysis_bench
     return _print(run_reanalysis_bench(args.days))
 
 
 def run_ingest(args) -> int:
-    from ..tools.bench.ingest import run_ingest_bench
+    from visibility_assets.tools.bench.ingest import run_ingest_bench
     return _print(run_ingest_bench(args.days, min(args.platforms, 6), args.rows_per_partition))
 
 
 def run_replay(args) -> int:
-    from ..tools.bench.replay import run_replay_bench
+    from visibility_assets.tools.bench.replay import run_replay_bench
     return _print(run_replay_bench(args.answers))

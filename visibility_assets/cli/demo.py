@@ -7,12 +7,12 @@ import time
 from datetime import date as Date
 from datetime import timedelta
 
-from ..config import VisibilityConfig
-from ..days import yesterday
-from ..paths import data_dir
-from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from ..tools.simulator.launch import running_simulators
-from .arguments import config_of, iso_date, positive_int
+from visibility_assets.cli.arguments import config_of, iso_date, positive_int
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.core.days import yesterday
+from visibility_assets.core.paths import data_dir
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.launch import running_simulators
 
 # Realistic answer times (1-30 s) scaled down 50x, with a few transient faults to show the
 # retries; no hangs, which would each cost a platform's whole client timeout.
@@ -41,11 +41,11 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     """The nightly chain of every platform for each day, in worker processes, between one
     catalog run before and one report run after, as the schedule and sensors run them."""
     # Dagster is imported only here: `visibility analyze` and --help start without it.
-    from ..definitions import build_definitions
-    from ..defs.automation import catalog_job
-    from ..defs.report import report_job
-    from ..instance import get_instance
-    from .partition_runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.operate.automation import catalog_job
+    from visibility_assets.operate.instance import get_instance
+    from visibility_assets.report.defs import report_job
+    from visibility_assets.runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
 
     started = time.monotonic()
     defs = build_definitions(config)

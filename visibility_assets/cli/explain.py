@@ -6,8 +6,8 @@ from datetime import date
 
 import duckdb
 
-from .arguments import UserError, config_of, iso_date, positive_int
-from .lake_reader import read_warehouse
+from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.cli.lake_reader import read_warehouse
 
 
 class ExplainError(Exception):

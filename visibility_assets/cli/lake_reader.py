@@ -6,10 +6,9 @@ from contextlib import contextmanager
 
 import duckdb
 
-from ..paths import lake_settings
-from ..warehouse.lake import WarehouseSettingError, connect
-from ..warehouse.resource import WarehouseResource
-from .arguments import UserError
+from visibility_assets.cli.arguments import UserError
+from visibility_assets.warehouse.lake import WarehouseSettingError, lake_settings, open_reader
+from visibility_assets.warehouse.resource import WarehouseResource
 
 
 @contextmanager
@@ -22,7 +21,7 @@ def read_warehouse(as_of: str | None = None):
     if not WarehouseResource.from_settings(settings).exists():
         raise UserError(f"no warehouse at {settings.catalog}: run `visibility demo` or materialize partitions first")
     try:
-        conn = connect(settings, read_only=True, as_of=as_of)
+        conn = open_reader(settings, as_of)
     except duckdb.Error as exc:
         raise UserError(f"cannot open the warehouse{' as of ' + as_of if as_of else ''}: {first_line(exc)}") from None
     try:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
-from ..analyze.replay import DEFAULT_EXAMPLES, ReplayError, replay
-from ..analyze.replay_record import record_replay
-from ..analyze.replay_report import ReplayReport, Tally
-from ..paths import lake_settings
-from .arguments import UserError, config_of, iso_date, positive_int
-from .lake_reader import read_warehouse
-from .sql import table
+from visibility_assets.clean.replay import DEFAULT_EXAMPLES, ReplayError, replay
+from visibility_assets.clean.replay_diff import ReplayFindings, Tally
+from visibility_assets.clean.replay_record import record_replay
+from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.cli.lake_reader import read_warehouse
+from visibility_assets.cli.sql import table
+from visibility_assets.warehouse.lake import lake_settings
 
 FORMATS = ("text", "json")
 
@@ -46,7 +46,7 @@ def run(args) -> int:
     return 0
 
 
-def render(report: ReplayReport, recorded: int, no_record: bool) -> str:
+def render(report: ReplayFindings, recorded: int, no_record: bool) -> str:
     stored = ", ".join(report.stored_analyzer_versions) or "-"
     lines = [f"replay {report.replay_id}: analyzer {report.analyzer_version} against results stored by"
              f" analyzer {stored}, config {report.config_version}"

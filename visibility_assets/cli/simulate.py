@@ -6,8 +6,8 @@ import asyncio
 import signal
 import sys
 
-from ..config import ConfigError
-from .arguments import UserError, config_of
+from visibility_assets.cli.arguments import UserError, config_of
+from visibility_assets.config import ConfigError
 
 
 def add_parser(commands) -> None:
@@ -37,8 +37,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-    from ..tools.simulator.server import SimulatorServer
+    from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+    from visibility_assets.tools.simulator.server import SimulatorServer
 
     config = None
     try:

@@ -10,10 +10,9 @@ from decimal import Decimal
 
 import duckdb
 
-from ..paths import lake_settings
-from ..warehouse.lake import attach_statements, extension_directory, quote
-from .arguments import UserError
-from .lake_reader import first_line, read_warehouse
+from visibility_assets.cli.arguments import UserError
+from visibility_assets.cli.lake_reader import first_line, read_warehouse
+from visibility_assets.warehouse.lake import attach_statements, extension_directory, lake_settings, quote
 
 FORMATS = ("table", "csv", "json")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import duckdb
 
-from ..paths import lake_settings
-from ..warehouse.migrate import import_file_warehouse
-from .arguments import UserError
-from .lake_reader import first_line
+from visibility_assets.cli.arguments import UserError
+from visibility_assets.cli.lake_reader import first_line
+from visibility_assets.warehouse.lake import lake_settings
+from visibility_assets.warehouse.migrate import import_file_warehouse
 
 
 def add_parser(commands) -> None:

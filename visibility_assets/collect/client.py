@@ -20,14 +20,16 @@ from datetime import UTC, datetime
 
 import httpx
 
-from ..config import Platform, Price
-from ..secrets import SecretScrubber
-from .cost import request_cost
-from .dialects import MODERATED, Dialect, DialectError, NormalizedAnswer
-from .errors import ErrorClass, classify_exception, parse_rate_limit, parse_retry_after
-from .pacing import AdaptiveRateLimiter
-from .plan import PlannedRequest
-from .text_sources import with_text_citations
+from visibility_assets.collect.cost import request_cost
+from visibility_assets.collect.dialects import Dialect, DialectError
+from visibility_assets.collect.errors import ErrorClass, classify_exception, parse_rate_limit
+from visibility_assets.collect.pacing import AdaptiveRateLimiter
+from visibility_assets.collect.plan import PlannedRequest
+from visibility_assets.collect.text_sources import with_text_citations
+from visibility_assets.config import Platform, Price
+from visibility_assets.core.answers import MODERATED, NormalizedAnswer
+from visibility_assets.core.retry import backoff_s, parse_retry_after
+from visibility_assets.core.secrets import SecretScrubber
 
 SUCCEEDED, FAILED, DEFERRED, PENDING = "succeeded", "failed", "deferred", "pending"
 
@@ -43,7 +45,7 @@ class RetrySettings:
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Exponential backoff with full jitter: uniform in [0, base * 2^(attempt-1)]."""
-        return rng.uniform(0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+        return backoff_s(attempt, self.base_delay_s, self.max_delay_s, rng)
 
 
 @dataclass

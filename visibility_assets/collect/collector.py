@@ -11,26 +11,38 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from datetime import date as Date
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date as Date
 
 import httpx
 
-from ..config import MissingApiKey, Platform, VisibilityConfig
-from ..secrets import SecretScrubber
-from .client import DEFERRED, FAILED, PENDING, SUCCEEDED, Answer, Attempt, ChatClient, RequestOutcome, RetrySettings
-from .cost import searches_billed
-from .dialects import MODERATED, TRUNCATED, UnsupportedSetting, dialect_of
-from .errors import ErrorClass
-from .report import CollectionFailed, CollectionReport, check_report
+from visibility_assets.collect.client import (
+    DEFERRED,
+    FAILED,
+    PENDING,
+    SUCCEEDED,
+    Answer,
+    Attempt,
+    ChatClient,
+    RequestOutcome,
+    RetrySettings,
+)
+from visibility_assets.collect.cost import searches_billed
+from visibility_assets.collect.dialects import UnsupportedSetting, dialect_of
+from visibility_assets.collect.errors import ErrorClass
+from visibility_assets.collect.tally import CollectionFailed, CollectionTally, check_tally
+from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
+from visibility_assets.core.answers import MODERATED, TRUNCATED
+from visibility_assets.core.partitions import Partition
+from visibility_assets.core.secrets import SecretScrubber
 
 # Problems with how a platform is set up: no request is sent, and retrying cannot help.
 SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
-from ..warehouse.lake import LakeSettings
-from .journal import CollectionJournal
-from .pacing import AdaptiveRateLimiter
-from .plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
+from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.collect.pacing import AdaptiveRateLimiter
+from visibility_assets.collect.plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
+from visibility_assets.warehouse.lake import LakeSettings
 
 # httpcore's pool slows down sharply past ~100 connections; one pool per platform, capped.
 MAX_CONNECTIONS_PER_PLATFORM = 100
@@ -49,10 +61,10 @@ class CollectionSettings:
 
 def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                       journal: CollectionJournal, settings: CollectionSettings = CollectionSettings(),
-                      log: Callable[[str], None] = lambda _: None, task: TaskRequests | None = None) -> CollectionReport:
+                      log: Callable[[str], None] = lambda _: None, task: TaskRequests | None = None) -> CollectionTally:
     """Blocking entry point: runs the partition's collection on its own event loop."""
     report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log, task))
-    check_report(report, settings.failure_share_limit)
+    check_tally(report, settings.failure_share_limit)
     return report
 
 
@@ -61,11 +73,11 @@ class PartitionOutcome:
     """One partition of a collection run: its report, or why it failed or was not collected."""
     date: str
     platform: str
-    report: CollectionReport | None = None
+    report: CollectionTally | None = None
     error: Exception | None = None  # CollectionFailed, MissingApiKey, or the platform's earlier failure
 
 
-def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str]], run_id: str,
+def collect_partitions(config: VisibilityConfig, partitions: Sequence[Partition], run_id: str,
                        lake: LakeSettings,
                        settings: CollectionSettings = CollectionSettings(),
                        log: Callable[[str], None] = lambda _: None,
@@ -76,8 +88,8 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
     later days; those stay uncollected for the next run. With a `task` (events/), the one
     partition asks that task's requests instead of the nightly plan."""
     days_by_platform: dict[str, list[str]] = {}
-    for date, platform in sorted(partitions):
-        days_by_platform.setdefault(platform, []).append(date)
+    for partition in sorted(partitions):
+        days_by_platform.setdefault(partition.platform, []).append(partition.day)
 
     async def one_platform(platform: Platform, days: list[str]) -> list[PartitionOutcome]:
         outcomes: list[PartitionOutcome] = []
@@ -90,7 +102,7 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
                 try:
                     outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
                                                                    settings, log, task)
-                    check_report(outcome.report, settings.failure_share_limit)
+                    check_tally(outcome.report, settings.failure_share_limit)
                 except (CollectionFailed, *SETUP_ERRORS) as exc:
                     outcome.error = exc
             outcomes.append(outcome)
@@ -106,10 +118,10 @@ def collect_partitions(config: VisibilityConfig, partitions: list[tuple[str, str
 async def collect_partition_async(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                                   journal: CollectionJournal, settings: CollectionSettings,
                                   log: Callable[[str], None] = lambda _: None,
-                                  task: TaskRequests | None = None) -> CollectionReport:
+                                  task: TaskRequests | None = None) -> CollectionTally:
     """Collect one partition on the running loop; several platforms can share one loop."""
     planned = plan_task_requests(config, platform, task) if task else plan_requests(config, platform, date)
-    report = CollectionReport(platform.name, date, planned=len(planned),
+    report = CollectionTally(platform.name, date, planned=len(planned),
                               planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
     journal.register_plan(planned)
     in_flight = journal.in_flight_log()
@@ -163,7 +175,7 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
 class _Run:
     """The mutable state of one collection run, shared by its workers."""
 
-    def __init__(self, report: CollectionReport, journal: CollectionJournal, settings: CollectionSettings,
+    def __init__(self, report: CollectionTally, journal: CollectionJournal, settings: CollectionSettings,
                  log: Callable[[str], None], attempts_before: dict[str, int], cost_cap: _CostCap):
         self.report, self.journal, self.settings, self.log = report, journal, settings, log
         self.attempts_before, self.cost_cap = attempts_before, cost_cap

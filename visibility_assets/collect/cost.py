@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..config import Price
-from .dialects import Usage
+from visibility_assets.config import Price
+from visibility_assets.core.answers import Usage
 
 PER_MILLION = 1_000_000
 

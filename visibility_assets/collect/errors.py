@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from enum import Enum
@@ -79,41 +78,8 @@ def classify_exception(exc: Exception) -> ErrorClass:
     return ErrorClass.CONNECTION
 
 
-# Gateways in front of the platforms pass the platform's hint on under their own name:
-# LiteLLM's proxy sends `llm_provider-retry-after` (seconds) and no Retry-After.
-RETRY_AFTER_HEADERS = ("retry-after", "llm_provider-retry-after")
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
-    """Seconds to wait, from `retry-after-ms`, or `Retry-After` (or a gateway's copy of it) as
-    seconds or an HTTP date."""
-    now = time.time() if now is None else now
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = next((headers[name] for name in RETRY_AFTER_HEADERS if headers.get(name)), None)
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_to_datetime(value) if _looks_like_date(value) else None
-    if parsed is None:
-        return None
-    return max(0.0, parsed.timestamp() - now)
-
-
-def _looks_like_date(value: str) -> bool:
-    try:
-        return email.utils.parsedate_tz(value) is not None
-    except (TypeError, ValueError):
-        return False
 
 
 def parse_duration(value: str) -> float | None:

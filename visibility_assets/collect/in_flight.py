@@ -18,7 +18,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from .client import Attempt
+from visibility_assets.collect.client import Attempt
 
 INTERRUPTED = "interrupted"
 

@@ -20,14 +20,14 @@ from typing import TypeVar
 import duckdb
 import pyarrow as pa
 
-from ..warehouse.db import ensure_table, insert_batch
-from ..warehouse.lake import LakeSettings, write_with_retry
-from ..warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES
-from ..paths import data_dir
-from .client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
-from .in_flight import InFlightLog
-from .partition_lock import PartitionBusy, partition_lock
-from .plan import PlannedRequest, content_hash
+from visibility_assets.collect.client import DEFERRED, PENDING, SUCCEEDED, Attempt, RequestOutcome
+from visibility_assets.collect.in_flight import InFlightLog
+from visibility_assets.collect.partition_lock import PartitionBusy, partition_lock
+from visibility_assets.collect.plan import PlannedRequest, content_hash
+from visibility_assets.core.paths import data_dir
+from visibility_assets.warehouse.db import ensure_table, insert_batch
+from visibility_assets.warehouse.lake import LakeSettings, write_with_retry
+from visibility_assets.warehouse.tables import JOURNAL_ANSWERS, JOURNAL_ATTEMPTS, JOURNAL_REQUESTS, JOURNAL_TABLES
 
 __all__ = ["CollectionJournal", "PartitionBusy"]
 

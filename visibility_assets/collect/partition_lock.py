@@ -13,7 +13,7 @@ import hashlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..warehouse.lake import LakeSettings
+from visibility_assets.warehouse.lake import LakeSettings
 
 
 class PartitionBusy(Exception):

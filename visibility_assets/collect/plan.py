@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import date as Date
 from typing import Protocol
 
-from ..config import Platform, Question, VisibilityConfig
-from .dialects import dialect_of
+from visibility_assets.collect.dialects import dialect_of
+from visibility_assets.config import Platform, Question, VisibilityConfig
 
 
 def _digest(text: str, length: int = 32) -> str:

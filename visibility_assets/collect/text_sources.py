@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..analyze.analyzer import text_citations
-from .dialects import TEXT, Citation
+from visibility_assets.core.answers import TEXT, Citation
+from visibility_assets.core.urls import text_citations
 
 
 def with_text_citations(platform_citations: list[Citation], text: str) -> list[Citation]:

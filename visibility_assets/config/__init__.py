@@ -1,6 +1,6 @@
 """The YAML configuration: brands, questions, platforms and prices (README, "Configuration")."""
 
-from .loading import (
+from visibility_assets.config.loading import (
     BRANDS_FILE,
     CONFIG_DIR_ENV,
     EXAMPLE_CONFIG_DIR,
@@ -11,7 +11,7 @@ from .loading import (
     load_config,
     resolve_config_dir,
 )
-from .schema import (
+from visibility_assets.config.schema import (
     DIALECTS,
     Brand,
     BrandCatalog,

@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from .entry import Count, Number, _Entry
-from .urls import EndpointUrl
+from visibility_assets.config.entry import Count, Number, _Entry
+from visibility_assets.config.urls import EndpointUrl
 
 # What can make the pipeline collect more: an uncertain change in visibility_alerts, a person
 # asking (visibility ask, the launchpad), questions added to questions.yaml, a new analyzer

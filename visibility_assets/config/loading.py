@@ -11,10 +11,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .entry import _Entry
-from .strict_yaml import DuplicateKey, compose_and_load
-from .events import EventsFile
-from .schema import (
+from visibility_assets.config.entry import _Entry
+from visibility_assets.config.events import EventsFile
+from visibility_assets.config.schema import (
     Brand,
     BrandCatalog,
     Canary,
@@ -26,6 +25,7 @@ from .schema import (
     VisibilityConfig,
     normalize_alias,
 )
+from visibility_assets.config.strict_yaml import DuplicateKey, compose_and_load
 
 EXAMPLE_CONFIG_DIR = Path(__file__).parent / "example"
 CONFIG_DIR_ENV = "VISIBILITY_CONFIG_DIR"
@@ -38,6 +38,12 @@ EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webho
 CANARIES_FILE = "canaries.yaml"  # optional: brand-agnostic prompts for the model-change canary
 DOMAINS_FILE = "domains.yaml"  # optional: classes of cited domains, over the built-in table
 BUILT_IN_DOMAINS = Path(__file__).parent / "domain_classes.yaml"
+CONFIG_FILES = (BRANDS_FILE, QUESTIONS_FILE, PLATFORMS_FILE, PRICES_FILE, EVENTS_FILE, CANARIES_FILE, DOMAINS_FILE)
+
+# The last config loaded from each folder, with the hash of its files: the assets, schedules and
+# sensors (two of them ticking every 30 to 60 s) load the config again and again, and only a
+# change to a file is worth parsing and validating the YAML again.
+_LOADED: dict[Path, tuple[str, VisibilityConfig]] = {}
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -47,10 +53,30 @@ def resolve_config_dir(directory: str | os.PathLike | None = None) -> Path:
     return Path(chosen).expanduser().resolve()
 
 
+def config_version(root: Path) -> str:
+    """The hash of every config file (an optional file that is absent counts as empty) and of the
+    built-in domain table: a change to any of them is a new version of the config."""
+    digest = hashlib.sha256()
+    for path in (*(root / name for name in CONFIG_FILES), BUILT_IN_DOMAINS):
+        content = path.read_bytes() if path.is_file() else b""
+        digest.update(path.name.encode() + b"\0" + str(len(content)).encode() + b"\0" + content)
+    return digest.hexdigest()[:16]
+
+
 def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
+    """The config of the folder (the example when none is named), validated; loaded again only
+    when a file changed since the last load of that folder."""
     root = resolve_config_dir(directory)
     if not root.is_dir():
         raise ConfigError([f"{root}: config directory does not exist"])
+    version = config_version(root)
+    loaded = _LOADED.get(root)
+    if loaded is None or loaded[0] != version:
+        loaded = _LOADED[root] = (version, _read_config(root, version))
+    return loaded[1]
+
+
+def _read_config(root: Path, version: str) -> VisibilityConfig:
     problems: list[str] = []
     catalog = _load_catalog(root / BRANDS_FILE, problems)
     questions = _load_entries(root / QUESTIONS_FILE, "questions", Question, problems)
@@ -81,6 +107,7 @@ def load_config(directory: str | os.PathLike | None = None) -> VisibilityConfig:
     assert catalog is not None
     return VisibilityConfig(
         directory=root,
+        version=version,
         catalog=catalog,
         questions=tuple(q for _, q in questions),
         platforms=tuple(p for _, p in platforms),

@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field, StrictBool, model_validator
 
-from .entry import Count, Number, _Entry
-from .urls import EndpointUrl
-from .events import EventSettings, Notifications
+from visibility_assets.config.entry import Count, Number, _Entry
+from visibility_assets.config.events import EventSettings, Notifications
+from visibility_assets.config.urls import EndpointUrl
 
 
 class ConfigError(Exception):
@@ -54,6 +54,10 @@ class Question(_Entry):
 
 
 CANARY = "canary"  # the category of the canary prompts: never a brand category
+# Answers are analysed up to this many characters (the rest is stored, flagged, not read): the
+# matching and list rules grow faster than the text, and no assistant answers a question in more.
+# A setting of the visibility_config resource (config/resource.py).
+MAX_ANSWER_CHARS = 100_000
 
 
 class Canary(_Entry):
@@ -68,8 +72,10 @@ class Canary(_Entry):
 
 PLATFORM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # How each platform is asked and read: one adapter per dialect (collect/dialects/).
+# The one list of dialects: the collector (collect/dialects/) and the simulator
+# (tools/simulator/dialects/) each hold a module per name.
 DIALECTS = ("openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi", "perplexity")
-Dialect = Literal["openai", "deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi", "perplexity"]
+Dialect = Literal[DIALECTS]
 
 
 class Platform(_Entry):
@@ -189,6 +195,7 @@ class VisibilityConfig:
     canaries: tuple[Canary, ...] = ()  # canaries.yaml: asked with the nightly questions
     events: EventSettings = field(default_factory=EventSettings)
     notifications: Notifications = field(default_factory=Notifications)
+    version: str = ""  # the hash of every config file (config/loading.py, config_version)
 
     @property
     def brands(self) -> tuple[Brand, ...]:

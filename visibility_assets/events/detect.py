@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from ..config import VisibilityConfig
-from .model import NOTIFIED, RECORDED, Event, stable_id
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.events.model import NOTIFIED, RECORDED, Event, stable_id
 
 BORDERLINE = "borderline"
 

@@ -1,14 +1,10 @@
-"""Events and tasks as rows: the two tables, each written once, and their dataclasses."""
+"""Events and tasks as dataclasses, and their states (their tables: warehouse/tables.py)."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
-
-import pyarrow as pa
-
-from ..warehouse.tables import TIMESTAMP, Table, optional, required
 
 # A task's life; each change is an entry of its history.
 PLANNED, REQUESTED, DONE, FAILED = "planned", "requested", "done", "failed"
@@ -18,52 +14,6 @@ NEW_TASK, MERGED, NOTIFIED, OVER_BUDGET, RECORDED = "new_task", "merged", "notif
 # Kinds whose tasks ask beyond the nightly plan, under request keys of their own (and count
 # against the platform's daily budget); a new_questions task asks nightly requests.
 EXTRA_KINDS = ("alert", "adhoc", "quality")
-
-HISTORY_ENTRY = pa.struct([("state", pa.string()), ("changed_at", TIMESTAMP), ("note", pa.string())])
-
-COLLECTION_EVENTS = Table("collection_events", (
-    required("event_id", pa.string()),
-    required("kind", pa.string()),  # alert | adhoc | new_questions | analyzer_version | quality
-    required("date", pa.date32()),  # the partition day it concerns
-    optional("platform", pa.string()),
-    optional("category", pa.string()),
-    optional("subject", pa.string()),  # the brand, the question ids, the version, the figure
-    required("reason", pa.string()),  # one line a person can read
-    optional("change", pa.float64()),
-    optional("p_value", pa.float64()),
-    optional("q_value", pa.float64()),
-    optional("interval_width", pa.float64()),
-    required("outcome", pa.string()),  # new_task | merged | notified | over_budget | recorded
-    optional("task_id", pa.string()),
-    required("created_at", TIMESTAMP),
-), primary_key=("event_id",))
-
-COLLECTION_TASKS = Table("collection_tasks", (
-    required("task_id", pa.string()),
-    required("kind", pa.string()),  # the kind of its first event
-    required("date", pa.date32()),
-    required("platform", pa.string()),
-    optional("category", pa.string()),
-    required("question_ids", pa.list_(pa.string())),
-    required("first_round", pa.int32()),
-    required("rounds", pa.int32()),
-    required("planned_requests", pa.int32()),
-    required("event_ids", pa.list_(pa.string())),
-    required("reason", pa.string()),
-    required("base_priority", pa.int32()),
-    required("urgency", pa.int32()),
-    required("sla_deadline", TIMESTAMP),
-    required("retries", pa.int32()),
-    required("effective_priority", pa.int32()),  # at its last dispatch
-    required("state", pa.string()),  # planned | requested | done | failed
-    required("history", pa.list_(HISTORY_ENTRY)),
-    required("created_at", TIMESTAMP),
-    required("updated_at", TIMESTAMP),
-    optional("run_id", pa.string()),  # the Dagster run of its last dispatch
-), primary_key=("task_id",))
-
-EVENT_TABLES = (COLLECTION_EVENTS, COLLECTION_TASKS)
-
 
 def stable_id(*parts: object) -> str:
     return hashlib.sha256("|".join("" if p is None else str(p) for p in parts).encode()).hexdigest()[:16]

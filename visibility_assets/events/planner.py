@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from ..config import VisibilityConfig
-from .model import FAILED, MERGED, NEW_TASK, OVER_BUDGET, Event, Task, stable_id
-from .priority import sla_deadline, urgency
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.events.model import FAILED, MERGED, NEW_TASK, OVER_BUDGET, Event, Task, stable_id
+from visibility_assets.events.priority import sla_deadline, urgency
 
 
 @dataclass

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..config.events import PriorityWeights
-from .model import Task
+from visibility_assets.config.events import PriorityWeights
+from visibility_assets.events.model import Task
 
 
 def urgency(change: float | None, weights: PriorityWeights) -> int:

@@ -8,13 +8,13 @@ from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 
-from ..config import VisibilityConfig
-from ..warehouse.db import existing_tables
-from ..warehouse.resource import WarehouseResource
-from . import store
-from .detect import QUALITY_FIGURES, alert_events, new_question_events, quality_events
-from .model import Event, Task
-from .planner import Plan, plan_tasks
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.events import store
+from visibility_assets.events.detect import QUALITY_FIGURES, alert_events, new_question_events, quality_events
+from visibility_assets.events.model import Event, Task
+from visibility_assets.events.planner import Plan, plan_tasks
+from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.resource import WarehouseResource
 
 ALERT_COLUMNS = ("date", "platform", "kind", "category", "subject", "direction", "decision", "rate", "rate_low",
                  "rate_high", "baseline_rate", "change", "p_value", "q_value")

@@ -8,9 +8,10 @@ from datetime import date
 
 import duckdb
 
-from ..warehouse.db import ensure_table, existing_tables, insert_batch
-from .model import COLLECTION_EVENTS, COLLECTION_TASKS, EVENT_TABLES, OPEN_STATES, Task
-from .planner import Plan
+from visibility_assets.events.model import OPEN_STATES, Task
+from visibility_assets.events.planner import Plan
+from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
+from visibility_assets.warehouse.tables import COLLECTION_EVENTS, COLLECTION_TASKS, EVENT_TABLES
 
 
 def ensure(conn: duckdb.DuckDBPyConnection) -> None:

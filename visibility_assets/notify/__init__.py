@@ -7,16 +7,10 @@ records what was delivered so that no alert reaches the same webhook twice. No D
 
 from __future__ import annotations
 
-from .deliveries import (
-           NOTIFICATION_DELIVERIES,
-           Warehouse,
-           delivered_ids,
-           notify,
-           record,
-)
-from .formats import OutgoingRequest, render
-from .message import AlertMessage
-from .webhooks import Delivery, deliver
+from visibility_assets.notify.deliveries import Warehouse, delivered_ids, notify, record
+from visibility_assets.notify.formats import OutgoingRequest, render
+from visibility_assets.notify.message import AlertMessage
+from visibility_assets.notify.webhooks import Delivery, deliver
 
-__all__ = ["NOTIFICATION_DELIVERIES", "AlertMessage", "Delivery", "OutgoingRequest", "Warehouse", "deliver",
+__all__ = ["AlertMessage", "Delivery", "OutgoingRequest", "Warehouse", "deliver",
            "delivered_ids", "notify", "record", "render"]

@@ -17,29 +17,12 @@ from typing import Any, Protocol
 
 import duckdb
 import httpx
-import pyarrow as pa
 
-from ..config.events import Webhook
-from ..warehouse.db import ensure_table, existing_tables, insert_batch
-from ..warehouse.tables import TIMESTAMP, Table, optional, required
-from .message import AlertMessage
-from .webhooks import DELIVERED, Delivery, deliver, url_host
-
-NOTIFICATION_DELIVERIES = Table("notification_deliveries", (
-    required("alert_id", pa.string()),  # AlertMessage.alert_id: what the alert is about, not its run
-    required("webhook", pa.string()),  # the webhook's name in events.yaml
-    required("date", pa.date32()),
-    required("platform", pa.string()),
-    required("kind", pa.string()),
-    required("subject", pa.string()),
-    required("state", pa.string()),  # delivered | failed | skipped
-    required("attempts", pa.int32()),
-    optional("http_status", pa.int32()),
-    optional("error", pa.string()),  # scrubbed of the webhook URL and secret
-    optional("first_attempt_at", TIMESTAMP),  # null when skipped (no URL or secret in the environment)
-    required("finished_at", TIMESTAMP),
-    required("run_id", pa.string()),
-), primary_key=("alert_id", "webhook", "finished_at"))
+from visibility_assets.config.events import Webhook
+from visibility_assets.notify.message import AlertMessage
+from visibility_assets.notify.webhooks import DELIVERED, Delivery, deliver, url_host
+from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
+from visibility_assets.warehouse.tables import NOTIFICATION_DELIVERIES
 
 
 class Warehouse(Protocol):

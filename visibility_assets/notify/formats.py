@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .message import AlertMessage
+from visibility_assets.notify.message import AlertMessage
 
 REPORT_LABEL = "Open report"
 

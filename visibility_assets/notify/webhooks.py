@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import threading
 import time
@@ -22,10 +21,10 @@ from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 import httpx
 
-from ..collect.errors import parse_retry_after
-from ..config.events import Webhook
-from .formats import OutgoingRequest, render
-from .message import AlertMessage
+from visibility_assets.config.events import Webhook
+from visibility_assets.core.retry import backoff_s, parse_retry_after
+from visibility_assets.notify.formats import OutgoingRequest, render
+from visibility_assets.notify.message import AlertMessage
 
 LOG = logging.getLogger(__name__)
 
@@ -232,8 +231,7 @@ def _service_retries(format: str, code: int, reason: str | None) -> bool:
 def _delay(attempt: int, retry_after: float | None) -> float:
     """0.5 s doubling to 30 s, half of it random (so that runs retrying together spread out),
     or the service's Retry-After when longer, up to RETRY_AFTER_CAP_S."""
-    backoff = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1))
-    backoff = backoff / 2 + random.uniform(0, backoff / 2)
+    backoff = backoff_s(attempt, BACKOFF_BASE_S, BACKOFF_CAP_S, fixed_share=0.5)
     if retry_after is None:
         return backoff
     return min(RETRY_AFTER_CAP_S, max(backoff, retry_after))

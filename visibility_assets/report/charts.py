@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..visible_text import html_text as escape
+from visibility_assets.core.visible_text import html_text as escape
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777",
            "#4b5563", "#65a30d")

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import duckdb
 
-from ..visible_text import html_text as escape
-from .charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
-from .quality import quality_section
-from .sources import sources_section
+from visibility_assets.core.visible_text import html_text as escape
+from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
+from visibility_assets.report.quality import quality_section
+from visibility_assets.report.sources import sources_section
 
 TREND_DAYS = 30
 ALERT_DAYS = 7

@@ -6,7 +6,7 @@ from datetime import date as Date
 
 import duckdb
 
-from ..visible_text import html_text as escape
+from visibility_assets.core.visible_text import html_text as escape
 
 COLUMNS = ("platform", "config / analyzer", "requests", "success", "retries / request", "parse success",
            "moderated", "skipped (already done)", "tasks", "task wait", "replay diff", "alert latency")

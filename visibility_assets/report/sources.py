@@ -6,7 +6,7 @@ from datetime import date as Date
 
 import duckdb
 
-from ..visible_text import html_text as escape
+from visibility_assets.core.visible_text import html_text as escape
 
 TOP = 6
 TOP_DOMAINS = """

@@ -1,11 +1,13 @@
 """DuckDB helpers shared by the warehouse, the SQL model runner and the collection journal."""
 
 import re
+from collections.abc import Sequence
 from contextlib import contextmanager
 
 import duckdb
 
-from .tables import Table, column_ddl
+from visibility_assets.core.partitions import Partition
+from visibility_assets.warehouse.schema import Table, column_ddl
 
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 RUN_PARTITIONS = "run_partitions"  # a temporary table (date, platform): the partitions being written
@@ -30,7 +32,7 @@ def bind(sql: str, params: dict) -> dict | None:
     return used or None
 
 
-def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: list[tuple[str, str]]) -> None:
+def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partition]) -> None:
     """The partitions as the temporary table RUN_PARTITIONS, so that a statement can select or
     delete all of them at once (WHERE IN_RUN_PARTITIONS, or SEMI JOIN run_partitions)."""
     conn.execute("CREATE OR REPLACE TEMP TABLE " + RUN_PARTITIONS + " AS SELECT CAST(unnest($dates) AS DATE)"

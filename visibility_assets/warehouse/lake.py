@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import random
 import sqlite3
 import threading
 import time
@@ -27,6 +26,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import duckdb
+
+from visibility_assets.core.paths import data_dir
+from visibility_assets.core.retry import backoff_s
 
 CATALOG_ENV = "VISIBILITY_WAREHOUSE"
 DATA_ENV = "VISIBILITY_WAREHOUSE_DATA"
@@ -106,6 +108,11 @@ class LakeSettings:
             Path(self.data_path).mkdir(parents=True, exist_ok=True)
 
 
+def lake_settings() -> LakeSettings:
+    """Where the warehouse is: VISIBILITY_WAREHOUSE, or a lake under the data directory."""
+    return LakeSettings.from_env(data_dir())
+
+
 def extension_directory() -> str:
     """The `extensions` folder of the duckdb-ext-* packages (installed with the product)."""
     import duckdb_ext  # a namespace package: the extension wheels share it
@@ -161,16 +168,19 @@ def _snapshot_option(as_of: str | int) -> str:
     return "SNAPSHOT_TIME " + quote(text)
 
 
-def connect(settings: LakeSettings, read_only: bool = False,
-            as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
-    """A connection with the lake attached and selected; close it when done.
+def open_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
+    """The one read-only door to the lake: a DuckDB of its own with the lake attached read-only
+    (at a snapshot id or a time when `as_of` is given) and selected; close it when done, or use
+    `reading`. It never blocks a writer, and a writer never blocks it."""
+    return _open(settings, read_only=True, as_of=as_of)
+
+
+def connect(settings: LakeSettings) -> duckdb.DuckDBPyConnection:
+    """A writer's connection with the lake attached and selected; close it when done.
 
     Loading the extensions costs about 0.1 s each, so writers share one DuckDB per process and
-    settings (each connection a cursor of it, with its own transactions). Readers, and readers
-    of a past snapshot, get a DuckDB of their own with the lake attached read-only.
+    settings (each connection a cursor of it, with its own transactions).
     """
-    if read_only:
-        return _open(settings, read_only=True, as_of=as_of)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(settings)
         if engine is None:
@@ -240,7 +250,7 @@ def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConn
                 discard_engine(settings)
             if attempt == attempts or not is_retryable(exc):
                 raise
-            backoff(attempt, base_delay_s, max_delay_s)
+            time.sleep(backoff_s(attempt, base_delay_s, max_delay_s))
         finally:
             conn.close()
     raise AssertionError("unreachable")
@@ -268,15 +278,10 @@ def _writer_turn(settings: LakeSettings):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def backoff(attempt: int, base_delay_s: float = 0.05, max_delay_s: float = 2.0) -> None:
-    """Exponential, with jitter so that writers that collided do not collide again."""
-    time.sleep(min(max_delay_s, base_delay_s * 2 ** (attempt - 1)) * (0.5 + random.random()))
-
-
 @contextmanager
 def reading(settings: LakeSettings, as_of: str | int | None = None):
-    """A read-only connection to the lake (at a snapshot or a time when `as_of` is given)."""
-    conn = connect(settings, read_only=True, as_of=as_of)
+    """open_reader as a context manager: the connection closes when the block ends."""
+    conn = open_reader(settings, as_of)
     try:
         yield conn
     finally:

@@ -12,8 +12,8 @@ from datetime import date, timedelta
 
 import duckdb
 
-from .lake import LAKE, LakeSettings, write_with_retry
-from .tables import JOURNAL_TABLES, RAW_AI_RESPONSES
+from visibility_assets.warehouse.lake import LAKE, LakeSettings, write_with_retry
+from visibility_assets.warehouse.tables import JOURNAL_TABLES, RAW_AI_RESPONSES
 
 # What raw-answer retention removes: the answers and the journal rows they were published from.
 RETAINED_BY_DATE = (RAW_AI_RESPONSES.name,) + tuple(table.name for table in JOURNAL_TABLES)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from .lake import LakeSettings, quote, write_with_retry
+from visibility_assets.warehouse.lake import LakeSettings, quote, write_with_retry
 
 OLD = "single_file"
 

@@ -7,8 +7,9 @@ entirely after it, and never wait for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,16 +17,18 @@ import duckdb
 import pyarrow as pa
 from dagster import ConfigurableResource, EnvVar
 
-from ..analyze.samples import SCHEMAS as CLEANED_SCHEMAS
-from .db import IN_RUN_PARTITIONS, bind, ensure_table, existing_tables, fill_run_partitions, insert_batch
-from .lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
-from .tables import (
+from visibility_assets.core.partitions import Partition
+from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, bind, ensure_table, fill_run_partitions, insert_batch
+from visibility_assets.warehouse.lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
+from visibility_assets.warehouse.tables import (
+    CLEANED_TABLES,
     COLLECTION_REQUESTS,
     COLLECTION_RUNS,
     COLLECTION_TABLES,
     HTTP_ATTEMPTS,
     JOURNAL_TABLES,
     RAW_AI_RESPONSES,
+    TABLES,
 )
 
 T = TypeVar("T")
@@ -50,13 +53,22 @@ PUBLISH_COLLECTION = (
 )
 
 # Tables written partition by partition (date x platform) through replace_partitions.
-PARTITIONED_TABLES = frozenset(CLEANED_SCHEMAS)
+PARTITIONED_TABLES = frozenset(table.name for table in CLEANED_TABLES)
 
 
 def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | None = None) -> None:
     """Run statements in order, each with only the named parameters it uses."""
     for statement in statements:
         conn.execute(statement, bind(statement, params or {}))
+
+
+@dataclass(frozen=True)
+class Published:
+    """A partition's collection, published."""
+
+    answers: int  # the answers the partition holds now
+    planned_answers: int  # of them, answers to the run's planned request keys
+    snapshot: int | None  # the lake snapshot the commit made
 
 
 class WarehouseResource(ConfigurableResource):
@@ -97,14 +109,13 @@ class WarehouseResource(ConfigurableResource):
         settings = self.settings()
         return settings.catalog_kind != "sqlite" or Path(settings.catalog.partition(":")[2]).exists()
 
-    def publish_collection(self, date: str, platform: str, planned_keys: list[str],
-                           run_row: tuple) -> tuple[tuple[int, int], int | None]:
+    def publish_collection(self, date: str, platform: str, planned_keys: list[str], run_row: dict) -> Published:
         """Replace the partition's collection rows with its journal's and append the run's row of
-        collection_runs. Returns (answers stored, of them answers to `planned_keys`) and the snapshot."""
+        collection_runs (a dict of its columns)."""
         def work(conn: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             for table in COLLECTION_TABLES + JOURNAL_TABLES + (COLLECTION_RUNS,):
                 ensure_table(conn, table)
-            insert_batch(conn, COLLECTION_RUNS, COLLECTION_RUNS.batch([run_row]))
+            insert_batch(conn, COLLECTION_RUNS, COLLECTION_RUNS.from_dicts([run_row]))
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
                 "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
@@ -112,21 +123,20 @@ class WarehouseResource(ConfigurableResource):
                                 " FROM raw_ai_responses WHERE date = $date AND platform = $platform",
                                 {"date": date, "platform": platform, "keys": planned_keys}).fetchone()
 
-        return self.write(work)
+        (answers, planned_answers), snapshot = self.write(work)
+        return Published(answers, planned_answers, snapshot)
 
-    def replace_partitions(self, tables: dict[str, pa.Table], partitions: list[tuple[str, str]]) -> int | None:
+    def replace_partitions(self, tables: dict[str, pa.Table], partitions: Sequence[Partition]) -> int | None:
         """Delete the partitions' rows from each table, then insert the new ones, atomically;
-        returns the snapshot. A table that does not exist yet is created from its Arrow schema."""
+        returns the snapshot. A table that does not exist yet is created (warehouse/tables.py)."""
         for name in tables:
             if name not in PARTITIONED_TABLES:
                 raise ValueError(f"{name} is not a partitioned warehouse table")
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:
-            existing = existing_tables(conn)
             fill_run_partitions(conn, partitions)
             for name, table in tables.items():
-                if name not in existing:
-                    _create_from_arrow(conn, name, table)
+                ensure_table(conn, TABLES[name])
                 conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
                 if table.num_rows:
                     conn.register("batch", table)
@@ -135,8 +145,3 @@ class WarehouseResource(ConfigurableResource):
 
         return self.write(work)[1]
 
-
-def _create_from_arrow(conn: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
-    conn.register("empty_batch", table.slice(0, 0))
-    conn.execute("CREATE TABLE IF NOT EXISTS " + name + " AS SELECT * FROM empty_batch")
-    conn.unregister("empty_batch")

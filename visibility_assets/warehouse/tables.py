@@ -1,81 +1,18 @@
-"""The collection and catalog tables, each written once as an Arrow schema; their DDL, column
-lists and Arrow batches are derived from it.
+"""Every table the pipeline writes, each written once as an Arrow schema (warehouse/schema.py);
+their DDL, column lists and Arrow batches are derived from it.
 
 The collection journal (the checkpoints) is three lake tables, `journal_requests`,
 `journal_attempts` and `journal_answers`, each keyed by partition; publishing a partition writes
 its rows of `collection_requests`, `http_attempts` and `raw_ai_responses`, which are projections
-and joins of the journal's tables. The cleaned tables are written by the
-cleaner (analyze/samples.py, SCHEMAS) and created from their Arrow schemas.
+and joins of the journal's tables. The cleaned tables are written partition by partition by
+the clean stage; events, tasks, replays and webhook deliveries by theirs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyarrow as pa
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
-
-# Arrow type -> DuckDB column type, for the scalar types these tables use.
-DUCKDB_TYPES = {
-    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
-    pa.bool_(): "BOOLEAN", pa.date32(): "DATE", TIMESTAMP: "TIMESTAMPTZ",
-}
-
-
-def duckdb_type(type_: pa.DataType) -> str:
-    if pa.types.is_list(type_):
-        return duckdb_type(type_.value_type) + "[]"
-    if pa.types.is_struct(type_):
-        return "STRUCT(" + ", ".join(f.name + " " + duckdb_type(f.type) for f in type_) + ")"
-    return DUCKDB_TYPES[type_]
-
-
-def required(name: str, type_: pa.DataType) -> pa.Field:
-    return pa.field(name, type_, nullable=False)
-
-
-def optional(name: str, type_: pa.DataType) -> pa.Field:
-    return pa.field(name, type_)
-
-
-def column_ddl(field: pa.Field) -> str:
-    return field.name + " " + duckdb_type(field.type) + ("" if field.nullable else " NOT NULL")
-
-
-@dataclass(frozen=True)
-class Table:
-    name: str
-    fields: tuple[pa.Field, ...]
-    primary_key: tuple[str, ...] = ()
-
-    @property
-    def schema(self) -> pa.Schema:
-        return pa.schema(self.fields)
-
-    @property
-    def columns(self) -> list[str]:
-        return [f.name for f in self.fields]
-
-    def ddl(self) -> str:
-        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own).
-
-        DuckLake has no key constraints: `primary_key` documents the grain, which the journal
-        (collect/journal.py) and the publishing query keep."""
-        lines = [column_ddl(f) for f in self.fields]
-        return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
-
-    def batch(self, rows: list[tuple]) -> pa.Table:
-        """Rows given as tuples in column order, as an Arrow table of this schema."""
-        columns = list(zip(*rows)) or [()] * len(self.fields)
-        return pa.Table.from_arrays([pa.array(values, type=f.type) for values, f in zip(columns, self.fields)],
-                                    schema=self.schema)
-
-    def project(self, name: str, columns: list[str], primary_key: tuple[str, ...] = ()) -> Table:
-        """A table of some of these columns, in the order given."""
-        by_name = {f.name: f for f in self.fields}
-        return Table(name, tuple(by_name[c] for c in columns), primary_key)
-
+from visibility_assets.warehouse.schema import TIMESTAMP, Table, optional, required
 
 TOKENS = (optional("prompt_tokens", pa.int32()), optional("completion_tokens", pa.int32()),
           optional("total_tokens", pa.int32()))
@@ -204,3 +141,134 @@ BRAND_CATALOG_VERSIONS = Table("brand_catalog_versions", (
     required("first_loaded_at", TIMESTAMP),
     required("brands_yaml", pa.string()),
 ), primary_key=("config_version",))
+
+# --- the clean stage: one partition per (date, platform), replaced whole by each cleaning ------------
+
+_SAMPLE_KEY = (required("request_key", pa.string()), required("date", pa.date32()), required("platform", pa.string()))
+
+CLEANED_SAMPLES = Table("cleaned_samples", _SAMPLE_KEY + (
+    optional("question_id", pa.string()), optional("category", pa.string()), optional("round", pa.int32()),
+    optional("state", pa.string()), optional("valid", pa.bool_()), optional("invalid_reason", pa.string()),
+    optional("brands_mentioned", pa.int32()), optional("option_list_kind", pa.string()),
+    optional("citations", pa.list_(pa.string())), optional("has_citation", pa.bool_()),
+    optional("analyzer_version", pa.string()), optional("config_version", pa.string()), optional("run_id", pa.string()),
+    optional("cleaned_at", TIMESTAMP),
+    # Longer than max_answer_chars: analysed only up to it (answer_chars is the whole length).
+    optional("answer_chars", pa.int64()), optional("analysis_capped", pa.bool_()),
+), primary_key=("request_key",))
+SAMPLE_BRAND_RESULTS = Table("sample_brand_results", _SAMPLE_KEY + (
+    optional("category", pa.string()), optional("brand", pa.string()), optional("valid", pa.bool_()),
+    optional("has_citation", pa.bool_()), optional("mentioned", pa.bool_()),
+    optional("mention_count", pa.int32()), optional("first_mention_order", pa.int32()), optional("list_rank", pa.int32()),
+    optional("recommended", pa.bool_()), optional("cites_own_domain", pa.bool_()),
+    optional("sentiment", pa.string()),  # positive | neutral | negative; null when not mentioned
+), primary_key=("request_key", "brand"))
+ENTITY_MATCHES = Table("entity_matches", _SAMPLE_KEY + (
+    optional("brand", pa.string()), optional("brand_category", pa.string()), optional("alias", pa.string()),
+    optional("start_pos", pa.int32()), optional("end_pos", pa.int32()), optional("matched_text", pa.string()),
+    optional("accepted", pa.bool_()), optional("rule", pa.string()), optional("excerpt", pa.string()),
+    # An accepted mention's sentiment, from its own context, and the cue words that decided it.
+    optional("sentiment", pa.string()), optional("sentiment_cues", pa.list_(pa.string())),
+))
+SAMPLE_STATE_HISTORY = Table("sample_state_history", _SAMPLE_KEY + (
+    optional("seq", pa.int32()), optional("state", pa.string()), optional("at", TIMESTAMP),
+    optional("run_id", pa.string()), optional("detail", pa.string()),
+), primary_key=("request_key", "seq"))
+SAMPLE_QUARANTINE = Table("sample_quarantine", _SAMPLE_KEY + (
+    optional("run_id", pa.string()), optional("error", pa.string()), optional("at", TIMESTAMP),
+), primary_key=("request_key",))
+# Every source a valid answer cites: from the platform's structured field, or a link in its text.
+SAMPLE_CITATIONS = Table("sample_citations", _SAMPLE_KEY + (
+    optional("url", pa.string()), optional("source", pa.string()), optional("domain", pa.string()),
+    optional("domain_class", pa.string()), optional("own_brand", pa.string()),
+), primary_key=("request_key", "url", "source"))
+
+CLEANED_TABLES = (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS, ENTITY_MATCHES, SAMPLE_STATE_HISTORY, SAMPLE_QUARANTINE,
+                  SAMPLE_CITATIONS)
+
+# --- events and tasks (events/): what happened, and what to collect because of it ------------
+
+# A task's life: each change is an entry of its history.
+HISTORY_ENTRY = pa.struct([("state", pa.string()), ("changed_at", TIMESTAMP), ("note", pa.string())])
+
+COLLECTION_EVENTS = Table("collection_events", (
+    required("event_id", pa.string()),
+    required("kind", pa.string()),  # alert | adhoc | new_questions | analyzer_version | quality
+    required("date", pa.date32()),  # the partition day it concerns
+    optional("platform", pa.string()),
+    optional("category", pa.string()),
+    optional("subject", pa.string()),  # the brand, the question ids, the version, the figure
+    required("reason", pa.string()),  # one line a person can read
+    optional("change", pa.float64()),
+    optional("p_value", pa.float64()),
+    optional("q_value", pa.float64()),
+    optional("interval_width", pa.float64()),
+    required("outcome", pa.string()),  # new_task | merged | notified | over_budget | recorded
+    optional("task_id", pa.string()),
+    required("created_at", TIMESTAMP),
+), primary_key=("event_id",))
+
+COLLECTION_TASKS = Table("collection_tasks", (
+    required("task_id", pa.string()),
+    required("kind", pa.string()),  # the kind of its first event
+    required("date", pa.date32()),
+    required("platform", pa.string()),
+    optional("category", pa.string()),
+    required("question_ids", pa.list_(pa.string())),
+    required("first_round", pa.int32()),
+    required("rounds", pa.int32()),
+    required("planned_requests", pa.int32()),
+    required("event_ids", pa.list_(pa.string())),
+    required("reason", pa.string()),
+    required("base_priority", pa.int32()),
+    required("urgency", pa.int32()),
+    required("sla_deadline", TIMESTAMP),
+    required("retries", pa.int32()),
+    required("effective_priority", pa.int32()),  # at its last dispatch
+    required("state", pa.string()),  # planned | requested | done | failed
+    required("history", pa.list_(HISTORY_ENTRY)),
+    required("created_at", TIMESTAMP),
+    required("updated_at", TIMESTAMP),
+    optional("run_id", pa.string()),  # the Dagster run of its last dispatch
+), primary_key=("task_id",))
+
+EVENT_TABLES = (COLLECTION_EVENTS, COLLECTION_TASKS)
+
+# --- analyzer replays (clean/replay.py): no SQL model's metrics read them -------------------
+
+ANALYZER_REPLAYS = Table("analyzer_replays", (
+    required("replay_id", pa.string()),
+    required("replayed_at", TIMESTAMP),
+    required("platform", pa.string()),
+    required("date", pa.date32()),
+    required("config_version", pa.string()),  # the catalog the replay used; only samples cleaned with it compared
+    optional("stored_analyzer_version", pa.string()),  # of the compared samples, comma-separated when several
+    required("analyzer_version", pa.string()),  # the replayed one
+    required("answers", pa.int32()),  # compared
+    required("changed", pa.int32()),  # answers with at least one difference
+    required("diff_share", pa.float64()),
+    required("changed_by_field", pa.string()),  # JSON object: field -> differences (clean/replay_diff.py, Tally)
+), primary_key=("replay_id", "platform", "date"))
+
+# --- webhook deliveries (notify/): what went to which webhook --------------------------------
+
+NOTIFICATION_DELIVERIES = Table("notification_deliveries", (
+    required("alert_id", pa.string()),  # AlertMessage.alert_id: what the alert is about, not its run
+    required("webhook", pa.string()),  # the webhook's name in events.yaml
+    required("date", pa.date32()),
+    required("platform", pa.string()),
+    required("kind", pa.string()),
+    required("subject", pa.string()),
+    required("state", pa.string()),  # delivered | failed | skipped
+    required("attempts", pa.int32()),
+    optional("http_status", pa.int32()),
+    optional("error", pa.string()),  # scrubbed of the webhook URL and secret
+    optional("first_attempt_at", TIMESTAMP),  # null when skipped (no URL or secret in the environment)
+    required("finished_at", TIMESTAMP),
+    required("run_id", pa.string()),
+), primary_key=("alert_id", "webhook", "finished_at"))
+
+
+TABLES = {table.name: table for table in (*JOURNAL_TABLES, *COLLECTION_TABLES, COLLECTION_RUNS, BRAND_CATALOG,
+                                          BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
+                                          NOTIFICATION_DELIVERIES)}

@@ -14,9 +14,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ...config import Platform
-from ..errors import ErrorClass, classify_status
-from .answer import ANSWERED, MODERATED, TRUNCATED, Citation, NormalizedAnswer, Usage
+from visibility_assets.collect.errors import ErrorClass, classify_status
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import ANSWERED, MODERATED, TRUNCATED, Citation, NormalizedAnswer, Usage
 
 INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
 MODERATION_FINISH = frozenset({"content_filter", "sensitive"})

@@ -2,9 +2,9 @@
 `prompt_cache_hit_tokens`, 402 for an exhausted balance, and `insufficient_system_resource`
 as a finish reason when the service ran out of capacity mid-answer (retried)."""
 
-from ..errors import ErrorClass
-from .answer import NormalizedAnswer, Usage
-from .base import Dialect, DialectError, openai_usage
+from visibility_assets.collect.dialects.base import Dialect, DialectError, openai_usage
+from visibility_assets.collect.errors import ErrorClass
+from visibility_assets.core.answers import NormalizedAnswer, Usage
 
 
 class DeepSeek(Dialect):
@@ -27,3 +27,6 @@ class DeepSeek(Dialect):
         base = openai_usage(usage)
         cached = usage.get("prompt_cache_hit_tokens", base.cached_tokens)
         return Usage(base.prompt_tokens, base.completion_tokens, base.total_tokens, cached, base.reasoning_tokens)
+
+
+DIALECT = DeepSeek()

@@ -2,9 +2,9 @@
 `/bots/chat/completions` with a `bot-` model id; sources in `references`, usage in `bot_usage`;
 thinking with `thinking: {type}`."""
 
-from ...config import Platform
-from .answer import Citation, Usage
-from .base import Dialect, openai_usage
+from visibility_assets.collect.dialects.base import Dialect, openai_usage
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import Citation, Usage
 
 
 class Doubao(Dialect):
@@ -42,3 +42,6 @@ class Doubao(Dialect):
         searches = sum(c for c in counts if c is not None) if any(c is not None for c in counts) else None
         return Usage(total.prompt_tokens, total.completion_tokens, total.total_tokens, total.cached_tokens,
                      total.reasoning_tokens, searches)
+
+
+DIALECT = Doubao()

@@ -1,9 +1,9 @@
 """ERNIE (Qianfan v2): search with `web_search: {enable, enable_citation, enable_trace}`, sources
 in the top-level `search_results`, and a non-zero `flag` when moderation stopped the answer."""
 
-from ...config import Platform
-from .answer import MODERATED, Citation
-from .base import Dialect
+from visibility_assets.collect.dialects.base import Dialect
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import MODERATED, Citation
 
 
 class Ernie(Dialect):
@@ -32,3 +32,6 @@ def numbered_sources(results, site_key: str | None = None) -> list[Citation]:
             found.append(Citation(result["url"], result.get("title"),
                                   result.get(site_key) if site_key else None, result.get("index") or position))
     return found
+
+
+DIALECT = Ernie()

@@ -1,10 +1,10 @@
 """Hunyuan (Tencent, OpenAI-compatible): search with `enable_enhancement` (plus `citation` and
 `search_info`), sources in `search_info.search_results`, moderation as finish reason `sensitive`."""
 
-from ...config import Platform
-from .answer import Citation
-from .base import Dialect
-from .ernie import numbered_sources
+from visibility_assets.collect.dialects.base import Dialect
+from visibility_assets.collect.dialects.ernie import numbered_sources
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import Citation
 
 
 class Hunyuan(Dialect):
@@ -16,3 +16,6 @@ class Hunyuan(Dialect):
     def citations(self, payload: dict, message: dict) -> list[Citation]:
         # `text` holds the site's name (the native API's SearchResults[].Text).
         return numbered_sources((payload.get("search_info") or {}).get("search_results"), site_key="text")
+
+
+DIALECT = Hunyuan()

@@ -5,8 +5,8 @@ their usage."""
 
 import copy
 
-from ...config import Platform
-from .base import Dialect
+from visibility_assets.collect.dialects.base import Dialect
+from visibility_assets.config import Platform
 
 WEB_SEARCH = "$web_search"
 
@@ -45,3 +45,6 @@ class Kimi(Dialect):
         message = ((payload.get("choices") or [{}])[0]).get("message") or {}
         return sum(1 for call in message.get("tool_calls") or []
                    if (call.get("function") or {}).get("name") == WEB_SEARCH)
+
+
+DIALECT = Kimi()

@@ -1,9 +1,9 @@
 """OpenAI Chat Completions: search models take `web_search_options` and return their sources as
 `message.annotations[]` of type `url_citation`."""
 
-from ...config import Platform
-from .answer import Citation
-from .base import Dialect
+from visibility_assets.collect.dialects.base import Dialect
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import Citation
 
 
 class OpenAI(Dialect):
@@ -25,3 +25,6 @@ class OpenAI(Dialect):
             if cited and cited.get("url"):
                 found.append(Citation(cited["url"], cited.get("title"), index=len(found) + 1))
         return found
+
+
+DIALECT = OpenAI()

@@ -1,9 +1,9 @@
 """Perplexity (Sonar): always searches; sources as top-level `citations` (URLs) and
 `search_results` (title, url, date); reasoning models think inline in <think>."""
 
-from ...config import Platform
-from .answer import Citation, Usage
-from .base import Dialect, openai_usage
+from visibility_assets.collect.dialects.base import Dialect, openai_usage
+from visibility_assets.config import Platform
+from visibility_assets.core.answers import Citation, Usage
 
 
 class Perplexity(Dialect):
@@ -32,3 +32,6 @@ class Perplexity(Dialect):
         base = openai_usage(usage)
         return Usage(base.prompt_tokens, base.completion_tokens, base.total_tokens, base.cached_tokens,
                      usage.get("reasoning_tokens", base.reasoning_tokens), usage.get("num_search_queries"))
+
+
+DIALECT = Perplexity()

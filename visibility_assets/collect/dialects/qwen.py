@@ -2,8 +2,8 @@
 thinking with `enable_thinking`. Compatible mode returns no sources (the native protocol's
 `output.search_info` has them); moderation is the error code `DataInspectionFailed`."""
 
-from ...config import Platform
-from .base import Dialect
+from visibility_assets.collect.dialects.base import Dialect
+from visibility_assets.config import Platform
 
 
 class Qwen(Dialect):
@@ -17,3 +17,6 @@ class Qwen(Dialect):
 
     def thinking_params(self, enabled: bool) -> dict:
         return {"enable_thinking": enabled}
+
+
+DIALECT = Qwen()

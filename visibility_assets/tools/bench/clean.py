@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from ...analyze.analyzer import Analyzer
-from ...analyze.text import find_scope, normalize
-from ...config import Brand, BrandCatalog
-from ..simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
+from visibility_assets.clean.analyzer import Analyzer
+from visibility_assets.clean.text import find_scope, normalize
+from visibility_assets.config import Brand, BrandCatalog
+from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
 
 # Brand-name characters: a pool large enough that generated names rarely sit inside one another.
 SYLLABLES = ("云智数星海天行鲸帆川岚峰芯途链羽辰光启明泽恒通达易捷信安华创新源博远瑞凌景卓越朗"

@@ -18,16 +18,16 @@ from pathlib import Path
 
 import httpx
 
-from ...collect.client import RetrySettings
-from ...collect.collector import CollectionSettings, collect_partition_async
-from ...collect.report import CollectionReport
-from ...collect.journal import CollectionJournal
-from ...warehouse.lake import LakeSettings
-from ...collect.dialects import DIALECTS
-from ...config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
-from ..simulator.answers import KNOWN_PLATFORMS
-from ..simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from ..simulator.server import SimulatorServer
+from visibility_assets.collect.client import RetrySettings
+from visibility_assets.collect.collector import CollectionSettings, collect_partition_async
+from visibility_assets.collect.dialects import DIALECTS
+from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.collect.tally import CollectionTally
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, Platform, Question, VisibilityConfig, load_config
+from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS
+from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.warehouse.lake import LakeSettings
 
 BENCH_DATE = "2026-11-01"
 
@@ -105,7 +105,7 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
 
 
 async def _collect_all(config: VisibilityConfig, scratch: Path,
-                       progress) -> tuple[list[CollectionReport], int, float]:
+                       progress) -> tuple[list[CollectionTally], int, float]:
     """The platforms' reports, the answers their journals hold afterwards, and the wall time."""
     settings = CollectionSettings(retry=RetrySettings(max_attempts=8, base_delay_s=0.2, max_delay_s=5.0),
                                   failure_share_limit=1.0, breaker_consecutive_failures=1_000_000)
@@ -125,7 +125,7 @@ async def _collect_all(config: VisibilityConfig, scratch: Path,
     return list(reports), stored, wall
 
 
-def summarize(reports: list[CollectionReport], stored: int, stats: dict, wall: float, rps: float,
+def summarize(reports: list[CollectionTally], stored: int, stats: dict, wall: float, rps: float,
               storm: str | None, web_search: bool = False) -> dict:
     per_platform = {}
     for report in reports:

@@ -14,9 +14,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...warehouse.tables import RAW_AI_RESPONSES
-from ..simulator.answers import KNOWN_PLATFORMS
-from . import LAST_DAY, scratch_home
+from visibility_assets.tools.bench import LAST_DAY, scratch_home
+from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS
+from visibility_assets.warehouse.tables import RAW_AI_RESPONSES
 
 ANSWER = "根据公开资料，阿里云、腾讯云和华为云在国内云计算市场份额居前。" * 12  # ~400 characters, as answers run
 REPLACE = ("DELETE FROM raw_ai_responses WHERE date = $date AND platform = $platform",
@@ -71,8 +71,7 @@ def run_ingest_bench(days: int = 10, platforms: int = 6, rows_per_partition: int
     total = rows_per_partition * len(batches)
     progress(f"bench ingest: {total} raw answers in {len(batches)} partitions")
     with scratch_home("bench-ingest-") as scratch:
-        from ...paths import lake_settings
-        from ...warehouse.lake import write_with_retry
+        from visibility_assets.warehouse.lake import lake_settings, write_with_retry
 
         lake = lake_settings()
         lake_s = _time_writes(batches, lambda work: write_with_retry(lake, work))

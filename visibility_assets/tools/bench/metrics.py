@@ -8,12 +8,12 @@ import time
 from datetime import timedelta
 
 import duckdb
-import pyarrow as pa
 
-from ...analyze.analyzer import ANALYZER_VERSION
-from ...analyze.samples import SCHEMAS
-from ..simulator.answers import KNOWN_PLATFORMS
-from . import LAST_DAY, scratch_home
+from visibility_assets.clean.analyzer import ANALYZER_VERSION
+from visibility_assets.tools.bench import LAST_DAY, scratch_home
+from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS
+from visibility_assets.warehouse.db import ensure_table
+from visibility_assets.warehouse.tables import CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS
 
 BRANDS_PER_CATEGORY = 8
 CATEGORIES = ("cloud", "phone", "crm", "ev", "workspace")
@@ -51,14 +51,11 @@ ORDER BY s.date, s.platform  -- as nightly runs append them: partition after par
 
 
 def seed_warehouse(days: int, per_partition: int, platforms: tuple[str, ...]) -> int:
-    from ...paths import lake_settings
-    from ...warehouse.lake import write_with_retry
+    from visibility_assets.warehouse.lake import lake_settings, write_with_retry
 
     def seed(conn: duckdb.DuckDBPyConnection) -> int:
-        for name in ("cleaned_samples", "sample_brand_results"):
-            conn.register("empty", pa.Table.from_pylist([], schema=SCHEMAS[name]))
-            conn.execute("CREATE TABLE " + name + " AS SELECT * FROM empty")
-            conn.unregister("empty")
+        for table in (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS):
+            ensure_table(conn, table)
         first = LAST_DAY - timedelta(days=days - 1)
         conn.execute(GENERATE_SAMPLES, {"first": first, "last": LAST_DAY, "platforms": list(platforms),
                                         "per_partition": per_partition, "categories": list(CATEGORIES),
@@ -78,15 +75,14 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     with scratch_home("bench-metrics-"):
         from dagster import DagsterInstance, materialize
 
-        from ...cli.partition_runs import QUIET_RUN
-        from ...config import load_config
-        from ...defs.automation import RANGE_END, RANGE_START
-        from ...defs.measure import build_sql_assets
-        from ...defs.partitions import daily_platform_partitions, partition_key
-        from ...defs.resources import build_resources
-        from ...instance import get_instance, planned_events_as_subsets
-        from ...paths import lake_settings
-        from ...warehouse.lake import reading
+        from visibility_assets.config import load_config
+        from visibility_assets.core.partitions import daily_platform_partitions, partition_key
+        from visibility_assets.definitions import build_resources
+        from visibility_assets.measure.defs import build_sql_assets
+        from visibility_assets.operate.automation import RANGE_END, RANGE_START
+        from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
+        from visibility_assets.runs import QUIET_RUN
+        from visibility_assets.warehouse.lake import lake_settings, reading
 
         answers = seed_warehouse(days, per_partition, names)
         progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")

@@ -14,15 +14,14 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pyarrow as pa
 
-from . import LAST_DAY, scratch_home
+from visibility_assets.tools.bench import LAST_DAY, scratch_home
 
 
 def seed_raw_answers(config, days: int) -> int:
-    from ...collect.plan import content_hash, plan_requests
-    from ...paths import lake_settings
-    from ...warehouse.lake import write_with_retry
-    from ...warehouse.tables import RAW_AI_RESPONSES
-    from ..simulator.answers import compose_answer, sim_brands_by_category
+    from visibility_assets.collect.plan import content_hash, plan_requests
+    from visibility_assets.tools.simulator.answers import compose_answer, sim_brands_by_category
+    from visibility_assets.warehouse.lake import lake_settings, write_with_retry
+    from visibility_assets.warehouse.tables import RAW_AI_RESPONSES
 
     brands = sim_brands_by_category(config.catalog)
     rows, now = [], datetime.now(UTC)
@@ -52,10 +51,9 @@ def seed_raw_answers(config, days: int) -> int:
 
 def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message, file=sys.stderr)) -> dict:
     with scratch_home("bench-reanalysis-"):
-        from ...cli.backfill import run_backfill
-        from ...config import load_config
-        from ...paths import lake_settings
-        from ...warehouse.lake import reading
+        from visibility_assets.config import load_config
+        from visibility_assets.runs import run_backfill
+        from visibility_assets.warehouse.lake import lake_settings, reading
 
         config = load_config()
         answers = seed_raw_answers(config, days)

@@ -3,7 +3,7 @@ an analyzer upgrade switches: once with the analyzer unchanged (every result mus
 once with a deliberately changed rule (a diff share to report).
 
 The warehouse is built as collection and cleaning build it: raw answers from the simulator's
-answer generator (tools/bench/reanalysis.py), cleaned by the real cleaner (defs/clean.py).
+answer generator (tools/bench/reanalysis.py), cleaned by the real cleaner (clean/defs.py).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import math
 import sys
 import time
 
-from ...analyze.analyzer import Analysis, Analyzer
-from ...analyze.samples import SampleCleaner
-from ...config import BrandCatalog
-from . import scratch_home
-from .reanalysis import seed_raw_answers
+from visibility_assets.clean.analyzer import Analysis, Analyzer
+from visibility_assets.clean.samples import SampleCleaner
+from visibility_assets.config import BrandCatalog
+from visibility_assets.tools.bench import scratch_home
+from visibility_assets.tools.bench.reanalysis import seed_raw_answers
 
 CHANGED_RANK_LIMIT = 3
 
@@ -48,17 +48,17 @@ class TopRanksCleaner(SampleCleaner):
 
 def seed_cleaned_answers(config, answers: int) -> int:
     """N raw answers in the warehouse of the current data directory, cleaned; returns N stored."""
-    from ...defs.clean import clean_partitions
-    from ...paths import lake_settings
-    from ...warehouse.lake import reading, write_with_retry
-    from ...warehouse.resource import WarehouseResource
+    from visibility_assets.clean.defs import clean_partitions
+    from visibility_assets.core.partitions import Partition
+    from visibility_assets.warehouse.lake import lake_settings, reading, write_with_retry
+    from visibility_assets.warehouse.resource import WarehouseResource
 
     per_day = sum(len(config.questions) * p.rounds for p in config.platforms)
     seed_raw_answers(config, math.ceil(answers / per_day))
     settings = lake_settings()
     write_with_retry(settings, lambda conn: conn.execute(TRIM_TO, {"answers": answers}))
     with reading(settings) as conn:
-        partitions = [(day.isoformat(), platform) for day, platform in conn.execute(
+        partitions = [Partition(day, platform) for day, platform in conn.execute(
             "SELECT DISTINCT date, platform FROM raw_ai_responses ORDER BY 1, 2").fetchall()]
     clean_partitions(partitions, config.catalog, WarehouseResource.from_settings(settings), "bench-seed")
     with reading(settings) as conn:
@@ -66,9 +66,8 @@ def seed_cleaned_answers(config, answers: int) -> int:
 
 
 def timed_replay(catalog: BrandCatalog, factory) -> tuple[object, float]:
-    from ...analyze.replay import replay
-    from ...paths import lake_settings
-    from ...warehouse.lake import reading
+    from visibility_assets.clean.replay import replay
+    from visibility_assets.warehouse.lake import lake_settings, reading
 
     with reading(lake_settings()) as conn:
         started = time.perf_counter()
@@ -78,10 +77,10 @@ def timed_replay(catalog: BrandCatalog, factory) -> tuple[object, float]:
 
 def run_replay_bench(answers: int = 20000, progress=lambda message: print(message, file=sys.stderr)) -> dict:
     with scratch_home("bench-replay-"):
-        from ...analyze.replay import current_cleaner
-        from ...analyze.replay_record import record_replay
-        from ...config import load_config
-        from ...paths import lake_settings
+        from visibility_assets.clean.replay import current_cleaner
+        from visibility_assets.clean.replay_record import record_replay
+        from visibility_assets.config import load_config
+        from visibility_assets.warehouse.lake import lake_settings
 
         config = load_config()
         started = time.perf_counter()

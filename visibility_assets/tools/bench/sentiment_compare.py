@@ -129,8 +129,8 @@ def brand_sentences(answer: str, aliases: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ the methods
 def run_product(items: list[dict], catalog_path: Path) -> tuple[dict, float, int]:
-    from ...analyze.analyzer import Analyzer
-    from ...config import load_catalog
+    from visibility_assets.clean.analyzer import Analyzer
+    from visibility_assets.config import load_catalog
 
     analyzer = Analyzer(load_catalog(catalog_path))
     predicted, not_found, elapsed = {}, 0, 0.0
@@ -241,7 +241,7 @@ def _versions() -> dict:
 
 
 def run_sentiment_compare(set_path: Path = DEFAULT_SET, progress=lambda message: print(message, file=sys.stderr)) -> dict:
-    from ...config import load_catalog
+    from visibility_assets.config import load_catalog
 
     catalog_path = set_path.parent / "brands.yaml"
     items = load_set(set_path)

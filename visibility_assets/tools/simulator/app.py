@@ -13,10 +13,16 @@ import time
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
-from ...config import VisibilityConfig
-from .answers import SimBrand, compose_answer_detailed, sim_brands_by_category
-from .behaviour import MODERATED, TRUNCATED, Fault, PlatformBehaviour, SimulatorSettings
-from .dialects import (
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.tools.simulator.answers import SimBrand, compose_answer_detailed, sim_brands_by_category
+from visibility_assets.tools.simulator.behaviour import (
+    MODERATED,
+    TRUNCATED,
+    Fault,
+    PlatformBehaviour,
+    SimulatorSettings,
+)
+from visibility_assets.tools.simulator.dialects import (
     SIM_DIALECTS,
     Ask,
     BadRequest,

@@ -7,9 +7,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ...config import VisibilityConfig
-from .behaviour import SimulatorSettings
-from .server import SimulatorServer
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.tools.simulator.behaviour import SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost"}
 

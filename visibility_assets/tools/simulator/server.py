@@ -19,13 +19,18 @@ import threading
 
 import h11
 
-from ...config import VisibilityConfig
-from .app import ADMIN_PREFIX, PATH_HEADER, TOPUP_SUFFIX, SimulatorApp, error_reply, handle_chat, json_reply
-from .behaviour import Fault, SimulatorSettings
-from .dialects import (
-    BOT_PATH_SUFFIX,
-    CHAT_PATH_SUFFIX,
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.tools.simulator.app import (
+    ADMIN_PREFIX,
+    PATH_HEADER,
+    TOPUP_SUFFIX,
+    SimulatorApp,
+    error_reply,
+    handle_chat,
+    json_reply,
 )
+from visibility_assets.tools.simulator.behaviour import Fault, SimulatorSettings
+from visibility_assets.tools.simulator.dialects import BOT_PATH_SUFFIX, CHAT_PATH_SUFFIX
 
 
 class SimulatorServer:

@@ -23,10 +23,16 @@ and phrases, recording what is written); ``forms`` (the list in each layout) and
 first use by ``phrases``.
 """
 
-from .compose import compose_answer, compose_answer_detailed
-from .model import KINDS, STRUCTURES, ComposedAnswer, SimBrand, sim_brands_by_category
-from .styles import KNOWN_PLATFORMS, PlatformStyle, style_for
-from .weights import brand_weights
+from visibility_assets.tools.simulator.answers.compose import compose_answer, compose_answer_detailed
+from visibility_assets.tools.simulator.answers.model import (
+    KINDS,
+    STRUCTURES,
+    ComposedAnswer,
+    SimBrand,
+    sim_brands_by_category,
+)
+from visibility_assets.tools.simulator.answers.styles import KNOWN_PLATFORMS, PlatformStyle, style_for
+from visibility_assets.tools.simulator.answers.weights import brand_weights
 
 __all__ = [
     "SimBrand",

@@ -3,7 +3,7 @@
 import random
 import sys
 
-from . import SimBrand, compose_answer
+from visibility_assets.tools.simulator.answers import SimBrand, compose_answer
 
 DEMO_BRANDS = (
     SimBrand("阿里云", ("阿里云", "Alibaba Cloud", "Aliyun"), ("aliyun.com",)),

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from .draft import Draft, pick
-from .phrases import Site, phrases
+from visibility_assets.tools.simulator.answers.draft import Draft, pick
+from visibility_assets.tools.simulator.answers.phrases import Site, phrases
 
 ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 URL_FIELD = re.compile(r"\{(\w+)(?::(\d+))?\}")  # {digits:9}, {alnum:6}, {topic_slug} ...

@@ -8,14 +8,14 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
-from .citations import reference_block
-from .draft import Draft, pick
-from .forms import list_lines
-from .inputs import QuestionInfo, brand_infos, question_brands, read_question
-from .model import ComposedAnswer, SimBrand
-from .phrases import common_texts, phrases
-from .plan import AnswerPlan, plan_answer
-from .styles import PlatformStyle, style_for
+from visibility_assets.tools.simulator.answers.citations import reference_block
+from visibility_assets.tools.simulator.answers.draft import Draft, pick
+from visibility_assets.tools.simulator.answers.forms import list_lines
+from visibility_assets.tools.simulator.answers.inputs import QuestionInfo, brand_infos, question_brands, read_question
+from visibility_assets.tools.simulator.answers.model import ComposedAnswer, SimBrand
+from visibility_assets.tools.simulator.answers.phrases import common_texts, phrases
+from visibility_assets.tools.simulator.answers.plan import AnswerPlan, plan_answer
+from visibility_assets.tools.simulator.answers.styles import PlatformStyle, style_for
 
 
 def compose_answer(rng: random.Random, question: str, brands: Sequence[SimBrand], platform: str,

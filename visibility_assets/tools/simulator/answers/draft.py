@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random
 
-from .inputs import BrandInfo, QuestionInfo
-from .phrases import phrases
-from .styles import PlatformStyle
+from visibility_assets.tools.simulator.answers.inputs import BrandInfo, QuestionInfo
+from visibility_assets.tools.simulator.answers.phrases import phrases
+from visibility_assets.tools.simulator.answers.styles import PlatformStyle
 
 FULLWIDTH = str.maketrans({chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)})
 

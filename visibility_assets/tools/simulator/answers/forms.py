@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .draft import Draft, pick
-from .phrases import common_texts
-from .plan import AnswerPlan
+from visibility_assets.tools.simulator.answers.draft import Draft, pick
+from visibility_assets.tools.simulator.answers.phrases import common_texts
+from visibility_assets.tools.simulator.answers.plan import AnswerPlan
 
 
 def list_lines(draft: Draft, plan: AnswerPlan) -> list[str]:

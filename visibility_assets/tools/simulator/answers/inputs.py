@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .model import SimBrand
-from .phrases import Category, categories, common_texts, phrases
+from visibility_assets.tools.simulator.answers.model import SimBrand
+from visibility_assets.tools.simulator.answers.phrases import Category, categories, common_texts, phrases
 
 
 def has_cjk(text: str) -> bool:

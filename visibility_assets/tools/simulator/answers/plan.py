@@ -8,13 +8,13 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .citations import Citations, plan_citations
-from .draft import Draft, pick
-from .inputs import fillers_for, question_brands
-from .model import SimBrand
-from .phrases import common_texts
-from .styles import PlatformStyle, platform_key
-from .weights import platform_weights
+from visibility_assets.tools.simulator.answers.citations import Citations, plan_citations
+from visibility_assets.tools.simulator.answers.draft import Draft, pick
+from visibility_assets.tools.simulator.answers.inputs import fillers_for, question_brands
+from visibility_assets.tools.simulator.answers.model import SimBrand
+from visibility_assets.tools.simulator.answers.phrases import common_texts
+from visibility_assets.tools.simulator.answers.styles import PlatformStyle, platform_key
+from visibility_assets.tools.simulator.answers.weights import platform_weights
 
 #: How many tracked brands a list names when it names more than one.
 OPTION_COUNTS = (2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6)

@@ -7,8 +7,8 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .model import STRUCTURES
-from .phrases import platform_styles
+from visibility_assets.tools.simulator.answers.model import STRUCTURES
+from visibility_assets.tools.simulator.answers.phrases import platform_styles
 
 #: Platforms with a hand-written character; any other name gets a hash-derived style.
 KNOWN_PLATFORMS: tuple[str, ...] = ("deepseek", "qwen", "ernie", "hunyuan", "doubao", "kimi")

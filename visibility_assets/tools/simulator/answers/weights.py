@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
-from .model import SimBrand
-from .styles import platform_key, stable_digest, stable_unit, style_for
+from visibility_assets.tools.simulator.answers.model import SimBrand
+from visibility_assets.tools.simulator.answers.styles import platform_key, stable_digest, stable_unit, style_for
 
 HOME_BONUS = 1.9  # a platform favours its own ecosystem's brands (Qwen names 阿里云 more often)
 

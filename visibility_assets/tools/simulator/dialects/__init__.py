@@ -14,7 +14,10 @@ only says how it looks.
 
 from __future__ import annotations
 
-from .base import (
+from importlib import import_module
+
+from visibility_assets.config import DIALECTS as DIALECT_NAMES
+from visibility_assets.tools.simulator.dialects.base import (
     BOT_PATH_SUFFIX,
     CHAT_PATH_SUFFIX,
     Ask,
@@ -27,18 +30,10 @@ from .base import (
     reasoning_for,
     tokens,
 )
-from .deepseek import DeepSeek
-from .doubao import Doubao
-from .ernie import Ernie
-from .hunyuan import Hunyuan
-from .kimi import Kimi
-from .openai import OpenAI
-from .perplexity import Perplexity
-from .qwen import Qwen
-from .sources import draw_sources
+from visibility_assets.tools.simulator.dialects.sources import draw_sources
 
-SIM_DIALECTS: dict[str, SimDialect] = {d.name: d for d in (OpenAI(), DeepSeek(), Qwen(), Ernie(), Hunyuan(), Doubao(),
-                                                          Kimi(), Perplexity())}
+# Each module of this folder holds one dialect as DIALECT, named as config's DIALECTS names it.
+SIM_DIALECTS: dict[str, SimDialect] = {name: import_module(f"{__name__}.{name}").DIALECT for name in DIALECT_NAMES}
 
 __all__ = ["BOT_PATH_SUFFIX", "CHAT_PATH_SUFFIX", "SIM_DIALECTS", "Ask", "BadRequest", "Completion", "ErrorReply",
            "SimDialect", "dialect_name", "draw_sources", "hidden_reasoning_tokens", "reasoning_for", "tokens"]

@@ -8,11 +8,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....config import VisibilityConfig
-from ....config.schema import DIALECTS as DIALECT_NAMES
-from ..answers import SimBrand
-from ..answers.inputs import has_cjk, read_question
-from .sources import Source, cite_in_text
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.config.schema import DIALECTS as DIALECT_NAMES
+from visibility_assets.tools.simulator.answers import SimBrand
+from visibility_assets.tools.simulator.answers.inputs import has_cjk, read_question
+from visibility_assets.tools.simulator.dialects.sources import Source, cite_in_text
 
 KIMI_WEB_SEARCH = "$web_search"
 BOT_PATH_SUFFIX = "/v1/bots/chat/completions"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import SimDialect, _thinking_type, _uuid
+from visibility_assets.tools.simulator.dialects.base import SimDialect, _thinking_type, _uuid
 
 
 class DeepSeek(SimDialect):
@@ -45,3 +45,6 @@ class DeepSeek(SimDialect):
 
     def limit_headers(self, limit, remaining, reset_s):
         return []  # none documented
+
+
+DIALECT = DeepSeek()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from .base import BOT_PATH_SUFFIX, SimDialect, _json_error, _request_id, _thinking_type
+from visibility_assets.tools.simulator.dialects.base import (
+    BOT_PATH_SUFFIX,
+    SimDialect,
+    _json_error,
+    _request_id,
+    _thinking_type,
+)
 
 
 class Doubao(SimDialect):
@@ -64,3 +70,6 @@ class Doubao(SimDialect):
 
 
 BOT_BASE_MODEL = "doubao-seed-1-6"
+
+
+DIALECT = Doubao()

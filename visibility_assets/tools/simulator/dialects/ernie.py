@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import SimDialect, _alnum, _json_error, tokens
+from visibility_assets.tools.simulator.dialects.base import SimDialect, _alnum, _json_error, tokens
 
 
 class Ernie(SimDialect):
@@ -56,3 +56,6 @@ class Ernie(SimDialect):
 
     def limit_headers(self, limit, remaining, reset_s):
         return [("X-Ratelimit-Limit-Requests", str(limit)), ("X-Ratelimit-Remaining-Requests", str(remaining))]
+
+
+DIALECT = Ernie()

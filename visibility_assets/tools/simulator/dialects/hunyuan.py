@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import SimDialect, _json_error, _uuid
+from visibility_assets.tools.simulator.dialects.base import SimDialect, _json_error, _uuid
 
 
 class Hunyuan(SimDialect):
@@ -47,3 +47,6 @@ class Hunyuan(SimDialect):
 
     def limit_headers(self, limit, remaining, reset_s):
         return []
+
+
+DIALECT = Hunyuan()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from .base import KIMI_WEB_SEARCH, SimDialect, _json_error, _thinking_type
+from visibility_assets.tools.simulator.dialects.base import KIMI_WEB_SEARCH, SimDialect, _json_error, _thinking_type
 
 
 class Kimi(SimDialect):
@@ -68,3 +68,6 @@ class Kimi(SimDialect):
         arguments = json.dumps({"search_result": {"search_id": ident[:8]}, "usage": {"total_tokens": search_tokens}})
         return {"index": 0, "id": f"t-web_search-{int(ident[8:18], 16) % 10 ** 12:012d}", "type": "builtin_function",
                 "function": {"name": KIMI_WEB_SEARCH, "arguments": arguments}}
+
+
+DIALECT = Kimi()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import SimDialect
-from .sources import cite_in_text
+from visibility_assets.tools.simulator.dialects.base import SimDialect
+from visibility_assets.tools.simulator.dialects.sources import cite_in_text
 
 
 class OpenAI(SimDialect):
@@ -16,3 +16,6 @@ class OpenAI(SimDialect):
     def cite(self, text, sources, rng):
         # Search models link their sources inline; each annotation spans its link.
         return cite_in_text(text, sources, rng, lambda n, s: f"[{s.domain}]({s.url})", wrap=("(", ")"))
+
+
+DIALECT = OpenAI()

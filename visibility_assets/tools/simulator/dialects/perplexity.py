@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .base import ErrorReply, SimDialect, _json_error, _uuid
+from visibility_assets.tools.simulator.dialects.base import ErrorReply, SimDialect, _json_error, _uuid
 
 
 class Perplexity(SimDialect):
@@ -58,3 +58,6 @@ class Perplexity(SimDialect):
 
     def limit_headers(self, limit, remaining, reset_s):
         return []
+
+
+DIALECT = Perplexity()

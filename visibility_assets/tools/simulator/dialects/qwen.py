@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import SimDialect, _json_error, _uuid
+from visibility_assets.tools.simulator.dialects.base import SimDialect, _json_error, _uuid
 
 
 class Qwen(SimDialect):
@@ -50,3 +50,6 @@ class Qwen(SimDialect):
 
     def limit_headers(self, limit, remaining, reset_s):
         return []
+
+
+DIALECT = Qwen()

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from urllib.parse import quote
 
-from ..answers import SimBrand
-from ..answers.inputs import has_cjk, read_question
+from visibility_assets.tools.simulator.answers import SimBrand
+from visibility_assets.tools.simulator.answers.inputs import has_cjk, read_question
 
 
 @dataclass

@@ -1,0 +1,76 @@
+"""Imports point down: every module imports only its own folder, the folders of earlier layers
+and the ground floor (core), never a later one, so no two folders import each other. Imports
+inside functions count as much as those at the top of a module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import visibility_assets
+
+PACKAGE = Path(visibility_assets.__file__).parent
+# Bottom to top. A module at the package root (definitions.py, runs.py, celery_location.py)
+# is the layer "<root>": it assembles the stages and launches their runs.
+LAYERS = ("core", "config", "warehouse", "events", "collect", "clean", "measure", "notify", "report", "operate",
+          "<root>", "tools", "cli")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every visibility_assets module `path` imports, wherever the import statement stands."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                found.add(".".join(base + ([node.module] if node.module else [])))
+            else:
+                found.add(node.module or "")
+    return {module for module in found if module.split(".")[0] == "visibility_assets"}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()) else "<root>"
+
+
+def edges() -> dict[tuple[str, str], list[str]]:
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        for target in imported_modules(path):
+            pair = (layer_of(source), layer_of(target))
+            if pair[0] != pair[1]:
+                found.setdefault(pair, []).append(f"{source} imports {target}")
+    return found
+
+
+def test_every_folder_of_the_package_has_a_layer():
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(LAYERS) - {"<root>"}
+
+
+def test_imports_point_down_the_layers():
+    upward = [line for (source, target), lines in edges().items()
+              if LAYERS.index(target) > LAYERS.index(source) for line in lines]
+    assert upward == []
+
+
+def test_no_two_folders_import_each_other():
+    pairs = edges()
+    cycles = sorted({tuple(sorted(pair)) for pair in pairs if pair[::-1] in pairs})
+    assert cycles == [], [pairs[c] + pairs[c[::-1]] for c in cycles]
+
+
+def test_the_walk_sees_imports_inside_functions():
+    assert "visibility_assets.operate.instance" in imported_modules(PACKAGE / "cli" / "ask.py")  # inside run()
+    assert layer_of("visibility_assets.definitions") == "<root>" and layer_of("visibility_assets.clean.text") == "clean"

@@ -1,0 +1,379 @@
+"""One answer in, its analysis out (README, "Analysis"): validity, mentions, ranks, citations."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import lru_cache
+
+from visibility_assets.clean.matcher import AliasHit, AliasMatcher
+from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
+from visibility_assets.clean.sentiment import find_cues, judge
+from visibility_assets.clean.structure import Item, Structure, find_structures
+from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
+from visibility_assets.clean.validity import (
+    EMPTY,
+    ERROR,
+    ERROR_MARKS,
+    ERROR_OPENING,
+    ERROR_OPENING_MAX,
+    ERROR_TEXT,
+    GOES_ON,
+    IRRELEVANT,
+    REFUSAL,
+    REFUSAL_TEXT,
+    STRONG_REFUSAL,
+)
+from visibility_assets.config import BrandCatalog
+from visibility_assets.config.schema import MAX_ANSWER_CHARS
+from visibility_assets.core.urls import text_citations
+
+# Bump when a rule changes: every cleaned sample records the version that produced it.
+ANALYZER_VERSION = "1.2.0"
+
+# Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
+NEGATIVE_CUES_BEFORE = (
+    "不推荐", "不建议", "不太建议", "不太推荐", "避免", "别选", "不要选", "不要用", "慎选", "慎用", "不考虑",
+    "avoid", "skip", "steer clear of", "not recommend", "wouldn't recommend", "would not recommend",
+    "don't recommend", "do not recommend", "not suggest", "stay away from", "pass on",
+)
+# Advice against "it" in English, after the brand was named: "Google Cloud, I would not go with it",
+# "…, it's one I'd steer clear of", and "X is overkill for you. I'd skip it for now."
+ADVICE_AGAINST_IT_VERBS = ("not go with", "not recommend", "skip", "avoid", "steer clear of", "pass on")
+ADVICE_AGAINST_IT = (r"\bi(?:['’]d| would)\s+(?:" + "|".join(ADVICE_AGAINST_IT_VERBS) + r")\s+(?:it|them)\b|"
+                     r"\b(?:it|that)['’]s one (?:i['’]d|i would) steer clear of")
+DANGLING_NEGATIVE_EN = re.compile(ADVICE_AGAINST_IT)
+VERDICT_NEXT_SENTENCE = re.compile(r"[.。!！]?\s*(?:" + ADVICE_AGAINST_IT + ")")
+NEGATIVE_BEFORE = re.compile("|".join(map(re.escape, NEGATIVE_CUES_BEFORE)))
+# Clause ends: sentence punctuation, and a comma next to Chinese text (NFKC made ， a ","),
+# but not the commas of an English enumeration ("avoid AWS, Azure and GCP").
+CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. |,(?=\s*[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]),")
+SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
+NEGATIVE_IN_CLAUSE_AFTER = re.compile(
+    r"不推荐|不建议|不太推荐|不太建议|不列入|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
+    r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
+# Every negative check below needs one of these near the brand: the alias matcher locates
+# them in its one pass, and only hits with one in reach are read closely.
+NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided",
+                      "not go with")
+# A clause with no brand that closes a sentence by advising against what it named before.
+DANGLING_NEGATIVE = re.compile(
+    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
+    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*(?:[:：].*)?$")
+# A question about the brand answered by a bare verdict: "X？不推荐。"
+VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
+CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
+CJK = re.compile(r"[\u4e00-\u9fff]")
+WORD = re.compile(r"[a-z][a-z0-9+.-]{2,}")
+# Words of an answer that weighs options; recipes, weather reports and greetings use few of them.
+ADVICE_TERMS = re.compile(
+    r"推荐|选择|方案|适合|优势|劣势|缺点|优点|性价比|口碑|对比|预算|选型|首选|备选|考虑|建议|品牌|产品|功能|价格|服务|"
+    r"recommend|option|choice|pros\b|cons\b|suited|pricing|price|features?|alternative|compare|budget|\bbest\b|"
+    r"\bpick\b|worth"
+)
+MIN_ADVICE_TERMS = 3
+STOPWORDS = frozenset(
+    "the and for with which what best how are is you your who does that this from into about can "
+    "should would most more than good better recommend recommended compare vs between".split()
+)
+# A list led in by one brand's qualities ("阿里云的优势：", "Pros of AWS:") describes that brand:
+# the brands its items name are not options.
+QUALITIES = (r"(?:优势|优点|缺点|劣势|特点|特色|不足|短板|亮点|好处|弊端|局限|问题|风险|注意事项|pros|cons|strengths?|"
+             r"weaknesses|advantages?|disadvantages?|drawbacks?|downsides?|limitations?|benefits|features?|highlights?)")
+# A model of the brand may stand between ("华为 Mate 70 的优点", "比亚迪海豹06 的优势", "Li Auto L6's").
+DESIGNATION = r"(?:\s*(?:[0-9a-z][0-9a-z.+-]*|[\u4e00-\u9fff]{1,3}[0-9][0-9a-z]*)){0,3}?"
+QUALITIES_AFTER_BRAND = re.compile(
+    DESIGNATION + r"\s*(?:的|['’]s)?\s*(?:主要|核心|突出|明显|几个|一些|最大|main|key|biggest)?\s*(?:的)?\s*" + QUALITIES)
+QUALITIES_BEFORE_BRAND = re.compile(
+    r"(?:" + QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?(?:the\s+)?|\bwhy\s+(?:the\s+|choose\s+|pick\s+)?)$")
+LABEL_END = re.compile(r"[\s:：*]*$")
+NEGATIVE_WINDOW = 40
+LONG_ANSWER = 300
+
+
+@dataclass(slots=True)
+class BrandResult:
+    mentioned: bool = False
+    mention_count: int = 0
+    first_mention_order: int | None = None
+    list_rank: int | None = None
+    recommended: bool | None = None
+    sentiment: str | None = None  # positive | neutral | negative (clean/sentiment.py); None: not mentioned
+    sentiment_cues: tuple[str, ...] = ()
+    mention_sentiments: tuple = ()  # one Sentiment per accepted hit of the brand, in text order
+
+    def as_json(self) -> dict:
+        return {"mentioned": self.mentioned, "mention_count": self.mention_count,
+                "first_mention_order": self.first_mention_order, "list_rank": self.list_rank,
+                "recommended": self.recommended, "sentiment": self.sentiment}
+
+
+NOT_MENTIONED = BrandResult().as_json()
+
+
+@dataclass(slots=True)
+class Analysis:
+    valid: bool
+    invalid_reason: str | None
+    category_brands: tuple[str, ...]  # every brand of the answer's category, in catalog order
+    mentioned: dict[str, BrandResult]  # only the mentioned ones: categories can hold hundreds
+    citations: list[str]
+    has_citation: bool
+    hits: list[AliasHit]  # every alias hit with its verdict
+    normalized: NormalizedText  # the text the hits' positions refer to
+    option_list_kind: str | None = None
+    capped: bool = False  # longer than the analyzer's max_answer_chars: only that much was read
+
+    def as_invalid(self, reason: str) -> Analysis:
+        """This answer counted as invalid for a reason the text cannot show (the platform cut it
+        off or moderated it): its alias hits stay on record, none of them counts."""
+        for hit in self.hits:
+            if hit.accepted:
+                hit.rule = f"invalid_answer:{reason}"
+        return Analysis(False, reason, self.category_brands, {}, [], False, self.hits, self.normalized,
+                        capped=self.capped)
+
+    @property
+    def hit_spans(self) -> list[tuple[int, int]]:
+        """Each hit's span in the original answer (computed when asked: the JSON output needs none)."""
+        return self.normalized.original_spans(self.hits)
+
+    def brand(self, name: str) -> BrandResult:
+        return self.mentioned.get(name) or BrandResult()
+
+    def as_json(self, answer_id) -> dict:
+        brands = {name: (self.mentioned[name].as_json() if name in self.mentioned else dict(NOT_MENTIONED))
+                  for name in self.category_brands}
+        return {"id": answer_id, "valid": self.valid, "invalid_reason": self.invalid_reason,
+                "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
+
+
+def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised) -> None:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in accepted:
+        spans.setdefault(hit.brand, []).append((hit.start, hit.end))
+    others = frozenset(hit.start for hit in accepted)
+    cues = find_cues(body)
+    for name, result in brands.items():
+        judged = judge(body, cues, spans[name], name in advised, others)
+        result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
+        result.mention_sentiments = judged.mentions
+
+
+class Analyzer:
+    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS):
+        self.max_answer_chars = max_answer_chars
+        self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
+        self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
+        # Brands whose names have other meanings the config knows of (they have exclude_contexts),
+        # with the words of those meanings (the contexts that do not contain an alias).
+        self.other_meanings = {name: tuple(c.text for c in contexts if not c.contains_alias)
+                               for (_, name), contexts in self.matcher.contexts.items()}
+        self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
+
+    def analyze(self, answer: str, question: str, category: str) -> Analysis:
+        category_brands = self.brand_names.get(category, ())
+        answer = answer or ""
+        capped = len(answer) > self.max_answer_chars
+        if capped:
+            answer = answer[:self.max_answer_chars]
+        normalized = normalize(answer)
+        text = normalized.text
+        scope = find_scope(text)
+        hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
+        accepted = set_aside_common_words(accepted, normalized)
+
+        body = strip_scope(text, scope)
+        structure, options = _primary_list(body, accepted) if accepted else (None, [])
+        reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
+        if reason:
+            for hit in accepted:
+                hit.rule = f"invalid_answer:{reason}"
+            return Analysis(False, reason, category_brands, {}, [], False, hits, normalized, capped=capped)
+
+        ranks: dict[str, int] = {}
+        for position, option in enumerate(options, start=1):
+            if option:
+                ranks.setdefault(option, position)
+        advised = _advised_against_brands(body, accepted, cue_starts)
+        mentions: dict[str, int] = {}  # in order of first mention
+        for hit in accepted:
+            mentions[hit.brand] = mentions.get(hit.brand, 0) + 1
+        # A brand advised against is still recommended when the answer lists it as an option.
+        brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
+                  for order, (name, count) in enumerate(mentions.items(), start=1)}
+        _judge_sentiment(body, accepted, brands, advised)
+
+        without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
+        citations = text_citations(without_think)
+        has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
+        return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
+                        structure.kind if structure else None, capped)
+
+    # --- validity ---------------------------------------------------------------------
+
+    def _invalid_reason(self, text: str, scope, question: str, hits: list[AliasHit], accepted: list[AliasHit],
+                        offers_brands: bool) -> str | None:
+        body = THINK.sub(" ", text).strip() if scope.think else text.strip()
+        if not body:
+            return EMPTY
+        opening = body[:120]
+        if len(body) < ERROR_OPENING_MAX and ERROR_OPENING.match(body):
+            return ERROR
+        if not accepted and len(body) < LONG_ANSWER * 2 and (
+                (len(body) < LONG_ANSWER and ERROR_TEXT.search(body)) or ERROR_MARKS.search(body)):
+            return ERROR
+        # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
+        if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
+            # One that names brands is a refusal when it declines ("I can't help with X's ..."), not
+            # when it goes on to answer ("抱歉，我无法提供实时报价，但可以…").
+            if not accepted or (STRONG_REFUSAL.search(opening) and not GOES_ON.search(body)):
+                return REFUSAL
+        if about_another_meaning(body, question, hits, accepted, self.other_meanings):
+            return IRRELEVANT
+        if not offers_brands and not self._on_topic(body, question, bool(accepted)):
+            return IRRELEVANT
+        return None
+
+    def _on_topic(self, body: str, question: str, names_brands: bool) -> bool:
+        """Shares enough of the question's terms, or weighs options as an answer would. An
+        answer that names brands is off topic only when it shares no term but the brand
+        names (a 小米粥 recipe for a phone question) and weighs nothing."""
+        terms = _question_terms(question)
+        if names_brands:
+            return any(t in body for t in self._terms_beyond_brands(terms)) or bool(ADVICE_TERMS.search(body))
+        found = sum(1 for t in terms if t in body)
+        if terms and found >= max(1, round(len(terms) * 0.15)):
+            return True
+        return _weighs_options(body)
+
+    def _terms_beyond_brands(self, terms: frozenset[str]) -> frozenset[str]:
+        """The question's terms that are not part of a brand name (cached per question; terms
+        hold no line break, so a term found in all_keys lies within one alias)."""
+        cached = self._beyond_brands.get(terms)
+        if cached is None:
+            cached = frozenset(t for t in terms if t not in self.matcher.all_keys)
+            self._beyond_brands[terms] = cached
+        return cached
+
+
+@lru_cache(maxsize=4096)
+def _question_terms(question: str) -> frozenset[str]:
+    """CJK bigrams and Latin words of a question (questions repeat: cached)."""
+    q = normalize(question).text
+    terms = {q[i:i + 2] for i in range(len(q) - 1) if CJK.match(q[i]) and CJK.match(q[i + 1])}
+    return frozenset(terms | {w for w in WORD.findall(q) if w not in STOPWORDS})
+
+
+def _weighs_options(body: str) -> bool:
+    """At least MIN_ADVICE_TERMS different advice terms (stops reading once it has them)."""
+    seen = set()
+    for match in ADVICE_TERMS.finditer(body):
+        seen.add(match.group())
+        if len(seen) >= MIN_ADVICE_TERMS:
+            return True
+    return False
+
+
+def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None, list[str | None]]:
+    """The first structure whose items offer a brand, with the brand each item offers (its
+    list_rank is the item's position)."""
+    starts = [h.start for h in accepted]
+    for structure in find_structures(body):
+        if structure.intro[1] and structure.kind in ("numbered", "bullet") and _describes_one_brand(
+                body, structure.intro, accepted, starts):
+            continue
+        options = [_option_of(body, item, accepted, starts) for item in structure.items]
+        if any(options):
+            return structure, options
+    return None, []
+
+
+def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[AliasHit], starts: list[int]) -> bool:
+    """The line before a list names a brand's qualities ("阿里云的优势：", "Pros of AWS:")."""
+    start, end = intro
+    index = bisect_left(starts, start)
+    while index < len(starts) and starts[index] < end:
+        hit = accepted[index]
+        if QUALITIES_AFTER_BRAND.match(body, hit.end, end) or QUALITIES_BEFORE_BRAND.search(body, start, hit.start):
+            return True
+        index += 1
+    return False
+
+
+def _qualities_label(body: str, hit: AliasHit, start: int, end: int) -> bool:
+    """A title that heads one brand's qualities ("**阿里云的优势：**", "Why HubSpot works"), not an option."""
+    after = QUALITIES_AFTER_BRAND.match(body, hit.end, end)
+    return bool(after and LABEL_END.match(body, after.end(), end)) or bool(
+        QUALITIES_BEFORE_BRAND.search(body, start, hit.start))
+
+
+def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int]) -> str | None:
+    """The brand an item offers: the first brand of a titled lead (**Lightsail on AWS**, a
+    heading, a table cell), or of a plain lead that opens with it ("阿里云：…", "AWS 与 Azure");
+    "与钉钉定位相近" or "Similar to AWS" offer no brand. starts: the accepted hits' starts."""
+    lead_start, lead_end, titled = item
+    index = bisect_left(starts, lead_start)
+    if index == len(starts) or starts[index] >= lead_end:
+        return None
+    hit = accepted[index]
+    if titled:
+        return None if _qualities_label(body, hit, lead_start, lead_end) else hit.brand
+    opening = body[lead_start:hit.start]
+    return hit.brand if not any(c.isalnum() for c in opening) else None
+
+
+def _advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list[int]) -> set[str]:
+    """The brands the answer advises against: a hit is read closely only when a negative cue
+    starts between NEGATIVE_WINDOW before it and its sentence's end (the reach of the rules).
+    cue_starts: where NEGATIVE_GATE_CUES occur in the answer, in order."""
+    advised: set[str] = set()
+    if not cue_starts:
+        return advised
+    for hit in accepted:
+        if hit.brand in advised:
+            continue
+        sentence_end = SENTENCE_END.search(body, hit.end)
+        stop = sentence_end.start() if sentence_end else len(body)
+        nearest = bisect_left(cue_starts, hit.start - NEGATIVE_WINDOW)
+        if nearest == len(cue_starts):
+            continue
+        if cue_starts[nearest] < stop and _advised_against(body, hit, stop):
+            advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
+            advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 30 and VERDICT_NEXT_SENTENCE.match(body, stop):
+            advised.add(hit.brand)
+    return advised
+
+
+def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
+    """The answer advises against the brand in the clause that names it ("不推荐 X",
+    "X 这个阶段 skip 就好", "I'd skip brands like X"), or in a brand-less clause that closes
+    the same sentence, which ends at stop ("X 不符合要求，请避免选择。")."""
+    start = _clause_start(body, hit.start)
+    if NEGATIVE_BEFORE.search(body, start, hit.start):
+        return True
+    end = _clause_end(body, hit.end)
+    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end) or DANGLING_NEGATIVE_EN.search(body, hit.end, end):
+        return True
+    while end < stop:
+        following = _clause_end(body, end + 1)
+        if DANGLING_NEGATIVE.match(body[end + 1:following]) or DANGLING_NEGATIVE_EN.search(body, end + 1, following):
+            return True
+        end = following
+    return False
+
+
+def _clause_start(body: str, position: int) -> int:
+    start = max(0, position - NEGATIVE_WINDOW)
+    last = None
+    for last in CLAUSE_END.finditer(body, start, position):
+        pass
+    return last.end() if last else start
+
+
+def _clause_end(body: str, position: int) -> int:
+    found = CLAUSE_END.search(body, position)
+    return found.start() if found else len(body)

@@ -1,0 +1,121 @@
+"""Running models and their tests in DuckDB.
+
+Statements are assembled from the model's validated name and its compiled SQL, the way
+dbt renders a materialization; partition values never enter the text: they are bound as
+parameters, into the run_partitions table or as $date and $platform, with $run_id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+from visibility_assets.core.partitions import Partition
+from visibility_assets.measure.project import Model, ModelTest, SqlProject
+from visibility_assets.measure.sources import ensure_sources
+from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, existing_tables, fill_run_partitions
+
+
+def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
+    if project.macros.strip():
+        conn.execute(project.macros)
+
+
+class UpstreamMissing(Exception):
+    """A model's input table was never built: the selection left it out on a new warehouse."""
+
+
+def ensure_upstream(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model, run_id: str) -> None:
+    """Create the views the model reads through where they are missing (a view is only its
+    definition), and refuse clearly when a table it reads was never built."""
+    present = existing_tables(conn)
+    needed = set(project.upstream_assets(model))
+    missing = [name for name in project.models if name in needed and name not in present]
+    tables = [name for name in missing if project.models[name].kind != "view"]
+    if tables:
+        raise UpstreamMissing(f"{model.name} reads {', '.join(tables)}, never built in this warehouse:"
+                              f" materialize {'it' if len(tables) == 1 else 'them'} first, or include"
+                              f" {'it' if len(tables) == 1 else 'them'} in the selection")
+    for name in missing:
+        build_model(conn, project.models[name], [], run_id)
+
+
+def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
+                run_id: str) -> int:
+    """Materialize the model (for incremental ones, each partition); returns rows written."""
+    ensure_sources(conn, model.refs)
+    body = model.compiled()
+    if model.kind == "view":
+        conn.execute("CREATE OR REPLACE VIEW " + model.name + " AS " + body)
+        return 0
+    if model.kind == "table":
+        conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, bind(body, {"run_id": run_id}))
+        return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
+    if not partitions:
+        return 0
+    fill_run_partitions(conn, partitions)
+    runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
+    prepare_table(conn, model, partitions, run_id)
+    conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
+    if model.set_based:
+        # One statement for the whole run; rows outside the run's partitions are not its to write.
+        conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM (" + body + ") SEMI JOIN "
+                     + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0])).fetchall()
+    else:
+        # One prepared INSERT executed once per partition, each with its own $date and $platform.
+        conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [bind(body, r) for r in runs])
+    return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()[0][0]
+
+
+def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
+                  run_id: str) -> bool:
+    """An incremental model's table, created or given the columns its SQL added.
+
+    Returns whether columns were added."""
+    if model.kind != "incremental" or not partitions:
+        return False
+    ensure_sources(conn, model.refs)
+    fill_run_partitions(conn, partitions)
+    body = model.compiled()
+    params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}
+    conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
+                 bind(body, params))
+    return _append_new_columns(conn, model, body, params)
+
+
+def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
+    """A column added to an incremental model is added to its table (older partitions get NULL
+    until they are rebuilt), as dbt's on_schema_change='append_new_columns' does."""
+    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", bind(body, params)).fetchall()
+    present = {row[0] for row in conn.execute("DESCRIBE " + model.name).fetchall()}
+    added = False
+    for name, column_type, *_ in wanted:
+        if name not in present:
+            conn.execute("ALTER TABLE " + model.name + ' ADD COLUMN "' + name.replace('"', '""') + '" ' + column_type)
+            added = True
+    return added
+
+
+def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
+                 partitions: Sequence[Partition] | None = None) -> int:
+    """How many rows (or groups, for unique) break the test, within the partitions if given."""
+    relation = model.name
+    if partitions is not None and model.partitioned:
+        fill_run_partitions(conn, partitions)
+        relation = "(SELECT * FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS + ")"
+    params = {}
+    if test.kind == "not_null":
+        sql = "SELECT count(*) FROM " + relation + " WHERE " + " OR ".join(c + " IS NULL" for c in test.columns)
+    elif test.kind == "unique":
+        columns = ", ".join(test.columns)
+        sql = ("SELECT count(*) FROM (SELECT " + columns + " FROM " + relation + " GROUP BY " + columns
+               + " HAVING count(*) > 1)")
+    elif test.kind == "accepted_values":
+        column = test.columns[0]
+        sql = ("SELECT count(*) FROM " + relation + " WHERE " + column + " IS NOT NULL AND NOT list_contains($values, "
+               + column + ")")
+        params["values"] = list(test.values)
+    else:
+        sql = "SELECT count(*) FROM " + relation + " WHERE NOT coalesce((" + test.expression + "), false)"
+    return conn.execute(sql, bind(sql, params)).fetchone()[0]

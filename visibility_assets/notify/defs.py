@@ -1,0 +1,73 @@
+"""Notify: clear alerts (decision 'alert') of the run's partitions go to the webhooks of
+events.yaml's `notifications:` section, each alert to each webhook once (notify/deliveries.py)."""
+
+from datetime import timedelta
+
+import httpx
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    BackfillPolicy,
+    MaterializeResult,
+    MetadataValue,
+    MultiPartitionsDefinition,
+    asset,
+)
+
+from visibility_assets.config.resource import VisibilityConfigResource
+from visibility_assets.core.partitions import Partition, run_partitions
+from visibility_assets.core.paths import DataDirResource
+from visibility_assets.measure.project import SqlProject
+from visibility_assets.notify import AlertMessage, notify
+from visibility_assets.warehouse.db import existing_tables, fill_run_partitions
+from visibility_assets.warehouse.resource import WarehouseResource
+
+READ_ALERTS = """
+SELECT * FROM fct_visibility_alerts
+WHERE (date, platform) IN (SELECT date, platform FROM run_partitions)
+  AND decision = 'alert'
+  AND date >= (SELECT max(date) FROM fct_visibility_alerts) - $max_age
+ORDER BY date, platform, p_value
+"""
+
+
+def build_alert_notifications(partitions_def: MultiPartitionsDefinition, project: SqlProject):
+    @asset(
+        name="alert_notifications",
+        partitions_def=partitions_def,
+        # Everything the alerts are built from, so that any selection runs this after them.
+        deps=[AssetKey(name) for name in project.reading("visibility_alerts")],
+        backfill_policy=BackfillPolicy.single_run(),
+        group_name="notify",
+        kinds={"python"},
+        description="Clear alerts of the partition sent to the webhooks configured in events.yaml"
+        " (Feishu/Lark, DingTalk, WeCom, Slack, JSON), with retries; notification_deliveries records"
+        " each attempt, and no alert reaches a webhook twice however often the runs repeat.",
+    )
+    def alert_notifications(context: AssetExecutionContext, visibility_config: VisibilityConfigResource,
+                            warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
+        settings = visibility_config.load().notifications
+        partitions = run_partitions(context.partition_keys)
+        report_url = settings.report_url or (data_dir.reports_dir() / "latest.html").as_uri()
+        messages = [AlertMessage.from_row(row, report_url)
+                    for row in _clear_alerts(warehouse, partitions, settings.max_alert_age_days)]
+        with httpx.Client() as client:
+            deliveries = notify(settings.webhooks, messages, warehouse, client, context.log, context.run_id)
+        by_state: dict[str, int] = {}
+        for delivery in deliveries:
+            by_state[delivery.state] = by_state.get(delivery.state, 0) + 1
+        # A webhook that failed after its retries does not fail the run: the alert is stored and
+        # the next run of the partition tries that webhook again.
+        return MaterializeResult(metadata={
+            "clear_alerts": len(messages), "webhooks": len(settings.webhooks),
+            "deliveries": MetadataValue.json(by_state)})
+
+    return alert_notifications
+
+
+def _clear_alerts(warehouse: WarehouseResource, partitions: list[Partition], max_age_days: int) -> list[dict]:
+    with warehouse.read_only() as conn:
+        if "fct_visibility_alerts" not in existing_tables(conn):
+            return []
+        fill_run_partitions(conn, partitions)
+        return conn.execute(READ_ALERTS, {"max_age": timedelta(days=max_age_days)}).fetch_arrow_table().to_pylist()

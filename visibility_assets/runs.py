@@ -1,0 +1,140 @@
+"""Launching the pipeline's jobs from a command or a benchmark: one in-process Dagster run per
+partition, a partition per worker process when several run at once, and the re-analysis backfill.
+
+Each run carries its partition's dimension tags, so the instance's per-platform run limits
+(tag concurrency on dagster/partition/platform) apply to runs launched from here too.
+Several partitions run at once in separate worker processes: Dagster's SQLite instance
+storage is safe across processes but deadlocks across threads of one process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+
+from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
+
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.core.partitions import partition_key, partition_tags
+from visibility_assets.operate.automation import nightly_job
+
+# Dagster's console logger prints every event at DEBUG; commands print their own progress.
+QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+@dataclass
+class PartitionRun:
+    date: str
+    platform: str
+    success: bool
+    run_id: str
+    metadata: dict  # asset key (str) -> materialization metadata values
+    error: str | None = None
+
+
+def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_config: dict | None = None,
+            **kwargs) -> ExecuteInProcessResult:
+    """One run of a job of the code location, quiet unless the caller passes its own run config."""
+    return defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, run_config=run_config or QUIET_RUN, raise_on_error=False, **kwargs)
+
+
+def materialize_partition(defs: Definitions, date: str, platform: str, instance: DagsterInstance,
+                          run_config: dict | None = None, extra_tags: dict[str, str] | None = None) -> PartitionRun:
+    """One nightly run of one partition, tagged as the schedule tags it."""
+    result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
+                     tags={**partition_tags(date, platform), **(extra_tags or {})})
+    return PartitionRun(date, platform, result.success, result.run_id, materialization_metadata(result),
+                        None if result.success else failure_message(result))
+
+
+def materialization_metadata(result: ExecuteInProcessResult) -> dict:
+    """Asset key (str) -> the values of its materialization's metadata."""
+    return {
+        event.asset_key.to_user_string(): {k: v.value for k, v in event.materialization.metadata.items()}
+        for event in result.get_asset_materialization_events()
+    }
+
+
+def failure_message(result: ExecuteInProcessResult) -> str:
+    failures = [e.event_specific_data.error.message.strip() for e in result.get_step_failure_events()
+                if e.event_specific_data and e.event_specific_data.error]
+    return failures[-1] if failures else "run failed"
+
+
+def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,
+                           run_config: dict | None = None,
+                           on_done: Callable[[PartitionRun], None] = lambda _: None) -> list[PartitionRun]:
+    """Run each (date, platform) in a worker process, `parallel` at a time, in the order given."""
+    from visibility_assets.operate.instance import get_instance
+
+    get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
+    request = {"config_dir": str(config_dir), "run_config": run_config}
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [pool.submit(_run_in_worker, date, platform, request) for date, platform in keys]
+        for future in as_completed(futures):
+            on_done(future.result())
+        return [f.result() for f in futures]
+
+
+def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
+    completed = subprocess.run(
+        [sys.executable, "-m", "visibility_assets.runs", date, platform],
+        input=json.dumps(request), capture_output=True, text=True,
+    )
+    lines = completed.stdout.strip().splitlines()
+    try:
+        return PartitionRun(**json.loads(lines[-1]))
+    except (IndexError, ValueError, TypeError):
+        detail = (completed.stderr or completed.stdout).strip()[-2000:]
+        return PartitionRun(date, platform, False, "", {}, f"worker exited {completed.returncode}: {detail}")
+
+
+def _worker_main() -> None:
+    from visibility_assets.config import load_config
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.operate.instance import get_instance
+
+    date, platform = sys.argv[1], sys.argv[2]
+    request = json.loads(sys.stdin.read() or "{}")
+    defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
+    run = materialize_partition(defs, date, platform, get_instance(), request.get("run_config"))
+    print(json.dumps(asdict(run), default=str))
+
+
+
+def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: list[str], out=sys.stdout) -> int:
+    """catalog_job first (so the new config version is recorded), then for each platform one
+    run of reanalysis_job over the range: cleaned_samples and everything downstream, never
+    raw_ai_responses."""
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.operate.automation import backfill_tags, catalog_job, reanalysis_job
+    from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
+
+    defs = build_definitions(config)
+    instance = get_instance()
+    catalog = run_job(defs, catalog_job.name, instance)
+    if not catalog.success:
+        print("brand_catalog failed to load; nothing re-analysed", file=out)
+        return 1
+    version = catalog.asset_materializations_for_node("brand_catalog")[0].tags.get("dagster/data_version")
+    print(f"brand catalog {version}: re-analysing {since} .. {until} for {', '.join(platforms)}", file=out, flush=True)
+    failures = 0
+    with planned_events_as_subsets():  # one planned event per asset, not per partition
+        for platform in platforms:
+            result = run_job(defs, reanalysis_job.name, instance, tags=backfill_tags(since, until, platform))
+            samples = materialization_metadata(result).get("cleaned_samples", {}).get("samples", 0)
+            failures += not result.success
+            print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
+                  f" (run {result.run_id})", file=out, flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    _worker_main()

@@ -1,0 +1,34 @@
+"""The weekly lake maintenance as an asset (figures in the metadata); its job and schedule
+are in operate/automation.py."""
+
+from datetime import timedelta
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, asset
+from pydantic import Field
+
+from visibility_assets.core.days import yesterday
+from visibility_assets.warehouse.maintenance import maintain
+from visibility_assets.warehouse.resource import WarehouseResource
+
+
+class MaintenanceConfig(Config):
+    snapshot_retention_days: int = Field(
+        default=7, ge=0, le=3650, description="snapshots (time travel, --as-of) older than this expire")
+    raw_retention_days: int | None = Field(
+        default=None, ge=1, le=36500, description="raw answers of days older than this are deleted; none: kept forever")
+
+
+@asset(
+    group_name="operate",
+    kinds={"duckdb"},
+    description="Lake maintenance: raw-answer retention, inlined rows to Parquet, small files merged,"
+    " old snapshots expired, unreferenced files deleted. Files and bytes before and after in the metadata.",
+)
+def lake_maintenance(context: AssetExecutionContext, config: MaintenanceConfig,
+                     warehouse: WarehouseResource) -> MaterializeResult:
+    if not warehouse.exists():
+        return MaterializeResult(metadata={"skipped": "no warehouse yet"})
+    today = yesterday() + timedelta(days=1)
+    figures = maintain(warehouse.settings(), today, config.snapshot_retention_days, config.raw_retention_days)
+    context.log.info(f"lake maintenance: {figures.files_before} files -> {figures.files_after}")
+    return MaterializeResult(metadata=figures.as_metadata())
