@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated data directory, a real simulator on loopback, a test config."""
+"""Shared fixtures: an isolated data directory, the simulated platforms (in process, or a real
+server on loopback), a test config pointed at them, a webhook receiver."""
 
 from __future__ import annotations
 
@@ -6,18 +7,30 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
+from visibility_assets.collect.transport import mounted
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL, SimulatorTransport
 
 from .webhook_receiver import Receiver
 
 FAST = PlatformBehaviour(latency_s=(0.001, 0.01))
+SLOW_TIERS = ("dagster", "system")
+
+
+def pytest_collection_modifyitems(items):
+    """Dagster and system tests are the slow tier: `-m "not slow"` runs the others (no I/O, and
+    loopback HTTP to servers in threads of the test process)."""
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
@@ -31,14 +44,33 @@ def visibility_home(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def simulator():
+    """The simulated platforms on a loopback port, for tests of HTTP itself and for processes."""
     settings = SimulatorSettings(seed=1, default=FAST)
     with SimulatorServer(settings, load_config(EXAMPLE_CONFIG_DIR)) as server:
         yield server
 
 
-def write_config(target: Path, port: int, *, questions: int | None = 12, rounds: int = 2,
+@pytest.fixture
+def simulated():
+    """The simulated platforms in this process (no socket): what the collector of a Dagster run
+    in this process reaches at IN_PROCESS_URL. `simulated.app` holds what they received."""
+    with in_process(SimulatorSettings(seed=1, default=FAST)) as transport:
+        yield transport
+
+
+@contextmanager
+def in_process(settings: SimulatorSettings) -> Iterator[SimulatorTransport]:
+    """Simulated platforms of these settings at IN_PROCESS_URL while the block runs."""
+    transport = SimulatorTransport(settings, load_config(EXAMPLE_CONFIG_DIR))
+    with mounted(IN_PROCESS_URL, transport):
+        yield transport
+
+
+def write_config(target: Path, port: int | str, *, questions: int | None = 12, rounds: int = 2,
                  rate_limit_rps: float = 200, **platform_overrides) -> Path:
-    """The example config pointed at a simulator on `port`, trimmed so tests run fast."""
+    """The example config pointed at a simulator on loopback `port`, or at a base URL such as
+    IN_PROCESS_URL, trimmed so tests run fast."""
+    base = port if isinstance(port, str) else f"http://127.0.0.1:{port}"
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy(EXAMPLE_CONFIG_DIR / "brands.yaml", target / "brands.yaml")
     shutil.copy(EXAMPLE_CONFIG_DIR / "prices.yaml", target / "prices.yaml")
@@ -48,14 +80,23 @@ def write_config(target: Path, port: int, *, questions: int | None = 12, rounds:
     (target / "questions.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     platforms = yaml.safe_load((EXAMPLE_CONFIG_DIR / "platforms.yaml").read_text(encoding="utf-8"))
     for platform in platforms["platforms"]:
-        platform["base_url"] = re.sub(r":\d+/", f":{port}/", platform["base_url"])
+        platform["base_url"] = re.sub(r"^https?://[^/]+", base, platform["base_url"])
         platform.update(rounds=rounds, rate_limit_rps=rate_limit_rps, **platform_overrides)
     (target / "platforms.yaml").write_text(yaml.safe_dump(platforms, allow_unicode=True), encoding="utf-8")
     return target
 
 
 @pytest.fixture
-def config_dir(tmp_path, simulator, monkeypatch) -> Path:
+def config_dir(tmp_path, simulated, monkeypatch) -> Path:
+    """The test config, as $VISIBILITY_CONFIG_DIR, pointed at the simulated platforms in process."""
+    directory = write_config(tmp_path / "config", IN_PROCESS_URL)
+    monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture
+def loopback_config_dir(tmp_path, simulator, monkeypatch) -> Path:
+    """The same, pointed at the simulator on loopback: for a collection in another process."""
     directory = write_config(tmp_path / "config", simulator.port)
     monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
     return directory

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from dagster import Definitions, MultiPartitionsDefinition, RetryPolicy
+from dagster import (
+    AssetSelection,
+    DagsterInstance,
+    Definitions,
+    ExecuteInProcessResult,
+    MultiPartitionsDefinition,
+    RetryPolicy,
+    materialize,
+)
 
 from visibility_assets.collect.defs import COLLECT_RETRY_POLICY, build_raw_ai_responses
 from visibility_assets.config import load_config
-from visibility_assets.core.partitions import daily_platform_partitions
+from visibility_assets.core.partitions import daily_platform_partitions, partition_key, partition_tags
 from visibility_assets.definitions import build_definitions, build_resources
 from visibility_assets.warehouse.lake import lake_settings, reading, write_with_retry
 
@@ -28,6 +36,20 @@ def partitions() -> MultiPartitionsDefinition:
 
 def raw_asset(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
     return build_raw_ai_responses(partitions(), retry_policy)
+
+
+def materialize_for(names: list[str], day: str, platform: str, instance: DagsterInstance | None = None,
+                    defs: Definitions | None = None, **kwargs) -> ExecuteInProcessResult:
+    """One partition's run of the named assets and every asset they read, as the nightly job
+    runs them (the code location's assets, with its resources, and the run's tags), leaving out
+    what the test does not look at."""
+    defs = defs or pipeline()
+    graph = defs.resolve_asset_graph()
+    selection = AssetSelection.assets(*names).upstream().resolve(graph)
+    assets = list({id(a): a for a in defs.get_repository_def().assets_defs_by_key.values()}.values())
+    return materialize(assets, selection=[key for key in selection if graph.get(key).is_materializable],
+                       partition_key=partition_key(day, platform), tags=partition_tags(day, platform),
+                       instance=instance or DagsterInstance.ephemeral(), raise_on_error=False, **kwargs)
 
 
 @contextmanager

@@ -7,14 +7,27 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+from tests.cli import visibility
 
 EVAL = Path(__file__).parent / "eval"
 
 
 def _analyze(*args):
-    return subprocess.run([sys.executable, "-m", "visibility_assets.cli", "analyze", *args],
-                          capture_output=True, text=True, timeout=120)
+    return visibility("analyze", *args)
+
+
+@pytest.mark.system
+def test_the_command_in_its_own_process_writes_json_lines_and_exits_2_on_bad_input(tmp_path):
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"id": "x1", "question": "有哪些云服务推荐？", "answer": "推荐阿里云。", "category": "cloud"}\n'
+                       "{not json}\n", encoding="utf-8")
+    good = tmp_path / "good.jsonl"
+    good.write_text(answers.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "visibility_assets.cli", "analyze", "--catalog", str(EVAL / "brands.yaml")]
+    ok = subprocess.run([*command, "--answers", str(good)], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["brands"]["阿里云"]["mentioned"] is True
+    bad = subprocess.run([*command, "--answers", str(answers)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "a.jsonl line 2: not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_output_has_one_line_per_answer_in_order(tmp_path):

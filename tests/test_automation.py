@@ -61,7 +61,7 @@ def test_the_config_folder_decides_partitions_schedule_and_sensors(tmp_path):
     assert config.catalog.version != load_config(EXAMPLE_CONFIG_DIR).catalog.version
 
 
-@pytest.mark.slow
+@pytest.mark.dagster
 def test_the_assets_read_the_config_folder_the_definitions_were_built_from(tmp_path, visibility_home):
     config = load_config(_two_platform_config(tmp_path))
     defs = build_definitions(config)

@@ -26,7 +26,7 @@ from visibility_assets.config import load_config
 from visibility_assets.core.partitions import partition_tags
 from visibility_assets.operate.instance import INSTANCE_YAML
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.system
 
 DAY, PLATFORM = "2026-11-01", "deepseek"
 BROKER_HOST, BROKER_PORT = "127.0.0.1", 5672
@@ -49,7 +49,7 @@ def pg_url():
 
 
 @pytest.fixture
-def shared_instance(pg_url, visibility_home, config_dir, monkeypatch) -> Path:
+def shared_instance(pg_url, visibility_home, loopback_config_dir, monkeypatch) -> Path:
     """DAGSTER_HOME with the production dagster.yaml (PostgreSQL storage): the launching
     process and the workers see the same runs and event log."""
     home = visibility_home / "dagster_home"

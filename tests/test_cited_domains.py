@@ -3,24 +3,21 @@
 import pytest
 import yaml
 
-from tests.pipeline import pipeline, read_warehouse
+from tests.pipeline import materialize_for, read_warehouse
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_config
-from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
-
-pytestmark = pytest.mark.slow  # a simulator and a Dagster run
 
 DAY = "2026-11-12"
 
 
+@pytest.mark.dagster
 def test_each_cited_domain_is_classed_counted_per_source_and_tied_to_the_brands_beside_it(
-        visibility_home, config_dir, simulator):
+        visibility_home, config_dir, simulated):
     (config_dir / "domains.yaml").write_text(yaml.safe_dump({"domains": [{"domain": "sspai.com", "class": "news"}]}))
     # The canary prompts' answers cite sources too, but are not answers about brands.
     (config_dir / "canaries.yaml").write_text((EXAMPLE_CONFIG_DIR / "canaries.yaml").read_text(encoding="utf-8"),
                                               encoding="utf-8")
     own = {d: b.name for b in load_config().brands for d in b.domains}
-    assert materialize_partition(pipeline(), DAY, "ernie", get_instance()).success  # ernie searches
+    assert materialize_for(["cited_domains"], DAY, "ernie").success  # ernie searches
     with read_warehouse() as conn:
         rows = conn.execute("SELECT domain, source, domain_class, own_brand, citing_answers, valid_answers, share,"
                             " class_share, brands_mentioned FROM cited_domains").fetchall()

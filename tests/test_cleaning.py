@@ -1,18 +1,17 @@
-"""cleaned_samples through real Dagster runs: exact replacement, no platform calls, quarantine."""
+"""cleaned_samples through real Dagster runs: exact replacement, no platform calls, quarantine.
+Each run materializes the raw answers, the catalog and the cleaned samples: not the metrics."""
 
-import httpx
 import pytest
 from dagster import materialize
 
-from tests.pipeline import partitions, pipeline, read_warehouse, resources, write_warehouse
+from tests.pipeline import partitions, raw_asset, read_warehouse, resources, write_warehouse
 from visibility_assets.clean.analyzer import ANALYZER_VERSION
 from visibility_assets.clean.defs import brand_catalog, build_cleaned_samples
 from visibility_assets.config import load_config
-from visibility_assets.core.partitions import partition_key
+from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.dagster
 
 DAY = "2026-11-06"
 STABLE_COLUMNS = ("SELECT request_key, valid, invalid_reason, brands_mentioned, citations, config_version"
@@ -25,8 +24,10 @@ def _rows(sql, params=()):
 
 
 def _collect_and_clean(platform="deepseek"):
-    run = materialize_partition(pipeline(), DAY, platform, get_instance())
-    assert run.success, run.error
+    run = materialize([raw_asset(), brand_catalog, build_cleaned_samples(partitions())],
+                      partition_key=partition_key(DAY, platform), instance=get_instance(), resources=resources(),
+                      tags=partition_tags(DAY, platform))
+    assert run.success
     return run
 
 
@@ -36,7 +37,7 @@ def _clean_again(platform="deepseek"):
                        resources=resources(), raise_on_error=False)
 
 
-def test_one_sample_per_raw_answer_with_brand_rows_matches_and_states(visibility_home, config_dir, simulator):
+def test_one_sample_per_raw_answer_with_brand_rows_matches_and_states(visibility_home, config_dir, simulated):
     _collect_and_clean()
     config = load_config()
     raw = _rows("SELECT count(*) FROM raw_ai_responses")[0][0]
@@ -57,20 +58,20 @@ def test_one_sample_per_raw_answer_with_brand_rows_matches_and_states(visibility
     assert versions == [(ANALYZER_VERSION, config.catalog.version)]
 
 
-def test_recleaning_replaces_rows_exactly_and_sends_no_request(visibility_home, config_dir, simulator):
+def test_recleaning_replaces_rows_exactly_and_sends_no_request(visibility_home, config_dir, simulated):
     _collect_and_clean()
     before = _rows(STABLE_COLUMNS)
     matches_before = _rows("SELECT count(*) FROM entity_matches")
-    received = httpx.get(f"{simulator.url}/_stats").json()["deepseek"]["received"]
+    received = simulated.app.stats_json()["deepseek"]["received"]
     result = _clean_again()
     assert result.success
     assert _rows(STABLE_COLUMNS) == before
     assert _rows("SELECT count(*) FROM entity_matches") == matches_before
-    assert httpx.get(f"{simulator.url}/_stats").json()["deepseek"]["received"] == received
+    assert simulated.app.stats_json()["deepseek"]["received"] == received
 
 
 def test_unanalysable_samples_are_quarantined_and_fail_the_partition_only_above_the_limit(
-        visibility_home, config_dir, simulator):
+        visibility_home, config_dir, simulated):
     _collect_and_clean()
     total = _rows("SELECT count(*) FROM raw_ai_responses")[0][0]
     write_warehouse(lambda conn: conn.execute(  # a category that is no longer in the catalog

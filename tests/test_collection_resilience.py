@@ -1,4 +1,5 @@
-"""Crash, outage and secrets, through real Dagster runs and a real simulator."""
+"""Crash, outage and secrets, through real Dagster runs against the simulated platforms: in
+process, or on loopback where a worker process collects and is killed."""
 
 import os
 import signal
@@ -6,7 +7,6 @@ import subprocess
 import sys
 import time
 
-import httpx
 import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
@@ -17,16 +17,15 @@ from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.instance import get_instance
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 
-from .conftest import write_config
-
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+from .conftest import in_process, write_config
 
 DAY = "2026-11-05"
 
 
-def _stats(server, platform):
-    return httpx.get(f"{server.url}/_stats").json().get(platform, {})
+def _stats(simulator, platform):
+    return simulator.app.stats_json().get(platform, {})
 
 
 def _kill_midway(server, platform: str, answered: int) -> None:
@@ -44,6 +43,7 @@ def _kill_midway(server, platform: str, answered: int) -> None:
     worker.wait()
 
 
+@pytest.mark.system
 def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_home, tmp_path, monkeypatch):
     settings = SimulatorSettings(seed=2, default=PlatformBehaviour(latency_s=(0.05, 0.15)))
     with SimulatorServer(settings, load_config()) as server:
@@ -69,11 +69,12 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
     assert total == distinct == 60
 
 
+@pytest.mark.dagster
 def test_breaker_fails_the_partition_and_the_retry_policy_resumes_it(visibility_home, tmp_path, monkeypatch):
     """The platform is down for its first 30 requests: run 1 trips the breaker, Dagster's retry finishes."""
     settings = SimulatorSettings(seed=2, default=PlatformBehaviour(latency_s=(0, 0.002), outage_requests=30))
-    with SimulatorServer(settings, load_config()) as server:
-        config_dir = write_config(tmp_path / "config", server.port, questions=10, rounds=2)
+    with in_process(settings) as server:
+        config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=10, rounds=2)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
         asset = raw_asset(RetryPolicy(max_retries=3, delay=0.2, backoff=Backoff.EXPONENTIAL))
         collector = CollectorResource(max_attempts=2, base_delay_s=0.01, breaker_consecutive_failures=3,
@@ -95,13 +96,14 @@ def test_breaker_fails_the_partition_and_the_retry_policy_resumes_it(visibility_
     assert meta["partition_attempt_errors_by_class"] == {"overloaded": 30}
 
 
+@pytest.mark.dagster
 def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path, monkeypatch):
     secret = "sk-test-5f8e2c19d4b7a6"
     monkeypatch.setenv("SIM_PLATFORM_KEY", secret)
     settings = SimulatorSettings(default=PlatformBehaviour(latency_s=(0, 0.002), api_key=secret,
                                                            server_error_rate=0.2))
-    with SimulatorServer(settings, load_config()) as server:
-        config_dir = write_config(tmp_path / "config", server.port, questions=6, rounds=2,
+    with in_process(settings):
+        config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=6, rounds=2,
                                   api_key_env="SIM_PLATFORM_KEY")
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
         instance = get_instance()
@@ -117,10 +119,11 @@ def test_no_api_key_appears_in_tables_journal_or_logs(visibility_home, tmp_path,
             assert secret not in repr(dump), table
 
 
+@pytest.mark.dagster
 def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(visibility_home, tmp_path, monkeypatch):
     monkeypatch.delenv("SIM_ABSENT_KEY", raising=False)
-    with SimulatorServer(SimulatorSettings(), load_config()) as server:
-        config_dir = write_config(tmp_path / "config", server.port, api_key_env="SIM_ABSENT_KEY")
+    with in_process(SimulatorSettings()) as server:
+        config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, api_key_env="SIM_ABSENT_KEY")
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
         result = materialize([raw_asset(RetryPolicy(max_retries=2, delay=0.1))],
                              partition_key=partition_key(DAY, "qwen"), instance=get_instance(),
@@ -132,6 +135,7 @@ def test_missing_key_fails_the_partition_naming_the_variable_without_retrying(vi
     assert DagsterEventType.STEP_UP_FOR_RETRY not in [e.event_type for e in result.all_events]
 
 
+@pytest.mark.system
 def test_after_sigkill_the_ledger_counts_every_request_the_platform_received(visibility_home, tmp_path, monkeypatch):
     """Attempts are written down before they are sent; the resumed run closes those the crash
     interrupted, so http_attempts has exactly one row per request the simulator received."""

@@ -17,14 +17,12 @@ from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.tally import CollectionFailed
 from visibility_assets.config import MissingApiKey, load_config
 from visibility_assets.core.retry import parse_retry_after
-from visibility_assets.tools.simulator import server as simulator_server
+from visibility_assets.tools.simulator import routes as simulator_routes
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
 from visibility_assets.warehouse.lake import LakeSettings
 
 from .conftest import write_config
-
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-02"
 QUICK = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05),
@@ -93,6 +91,7 @@ def _collect(tmp_path, behaviour: PlatformBehaviour, settings=QUICK, platform="d
     return report, ledger, states, stats
 
 
+@pytest.mark.loopback
 def test_transient_faults_are_retried_until_every_request_succeeds(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.005), hang_s=3).with_transient_faults(0.4)
     report, ledger, states, stats = _collect(tmp_path, behaviour, questions=10)
@@ -103,6 +102,7 @@ def test_transient_faults_are_retried_until_every_request_succeeds(tmp_path):
     assert stats["duplicates"] == 0
 
 
+@pytest.mark.loopback
 def test_permanent_errors_are_not_retried(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), api_key="expected-key")
     settings = CollectionSettings(retry=QUICK.retry, failure_share_limit=1.0, breaker_consecutive_failures=1000)
@@ -112,6 +112,7 @@ def test_permanent_errors_are_not_retried(tmp_path):
     assert states == {"failed": 5}
 
 
+@pytest.mark.loopback
 def test_a_partition_fails_above_the_failure_share_limit_naming_platform_day_and_classes(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), api_key="expected-key")
     settings = CollectionSettings(retry=QUICK.retry, failure_share_limit=0.5, breaker_consecutive_failures=1000)
@@ -124,7 +125,7 @@ def test_a_partition_fails_above_the_failure_share_limit_naming_platform_day_and
 def sent_by_simulator(monkeypatch) -> dict[str, list[tuple[int, float | None]]]:
     """What the simulator answered each request key, in order: (status, retry-after-ms in seconds)."""
     sent: dict[str, list[tuple[int, float | None]]] = {}
-    handle_chat = simulator_server.handle_chat
+    handle_chat = simulator_routes.handle_chat
 
     def recorded(app, platform, headers, body):
         reply = handle_chat(app, platform, headers, body)
@@ -133,7 +134,7 @@ def sent_by_simulator(monkeypatch) -> dict[str, list[tuple[int, float | None]]]:
             (reply.status, float(retry_after_ms) / 1000 if retry_after_ms else None))
         return reply
 
-    monkeypatch.setattr(simulator_server, "handle_chat", recorded)
+    monkeypatch.setattr(simulator_routes, "handle_chat", recorded)
     return sent
 
 
@@ -151,6 +152,7 @@ def rates_after_429(monkeypatch) -> list[float]:
     return rates
 
 
+@pytest.mark.loopback
 def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates_after_429):
     """The config claims 50 rps but the platform permits 5: each 429's wait is kept and the pace drops."""
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), rate_limit_rps=5)
@@ -176,12 +178,13 @@ def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates
     assert min(rates_after_429) <= 50 * 0.7  # the first 429 cut the claimed 50 rps by 30%
 
 
+@pytest.mark.loopback
 def test_a_retry_after_beyond_the_cap_leaves_the_requests_pending_and_fails_the_partition(tmp_path):
     """The platform allows one request an hour: nothing is retried before the hour, the run ends at
     once, the rest stays pending, the partition fails naming the wait, and a later run resumes it."""
     started = time.monotonic()
     report, ledger, states, stats = _collect(tmp_path, ONE_REQUEST_AN_HOUR, CAPPED_AT_30_S, questions=6)
-    assert time.monotonic() - started < 10  # neither the hour nor the 90 s it would wait
+    assert time.monotonic() - started < 60  # it waited neither the hour nor the 90 s it would wait
     assert report.http_429 >= 1 and report.failed == 0
     assert max(Counter(key for key, *_ in ledger).values()) == 1  # at most one attempt per request
     assert stats["received"] == len(ledger)
@@ -193,6 +196,7 @@ def test_a_retry_after_beyond_the_cap_leaves_the_requests_pending_and_fails_the_
     assert states == {"succeeded": 12}
 
 
+@pytest.mark.loopback
 def test_a_retry_after_ending_past_the_deadline_defers_the_requests(tmp_path):
     """When the platform's wait would end after the deadline, the requests are deferred, not failed."""
     settings = replace(CAPPED_AT_30_S, deadline=time.time() + 600)
@@ -201,6 +205,7 @@ def test_a_retry_after_ending_past_the_deadline_defers_the_requests(tmp_path):
     assert report.stopped is None
 
 
+@pytest.mark.loopback
 def test_deadline_defers_the_rest_and_the_next_run_collects_it(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001))
     with SimulatorServer(SimulatorSettings(seed=5, default=behaviour)) as server:
@@ -224,6 +229,7 @@ def test_priority_order_sends_high_priority_questions_first(tmp_path):
     assert priorities == sorted(priorities, reverse=True)
 
 
+@pytest.mark.loopback
 def test_breaker_stops_a_platform_that_is_down(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), server_error_rate=1.0)
     report, ledger, states, stats = _collect(tmp_path, behaviour, questions=40, rounds=3)
@@ -232,6 +238,7 @@ def test_breaker_stops_a_platform_that_is_down(tmp_path):
     assert states.get("pending", 0) > 0  # unsent work is kept for the next run
 
 
+@pytest.mark.loopback
 def test_missing_api_key_fails_before_any_request(tmp_path, monkeypatch):
     monkeypatch.delenv("SIM_KEY_FOR_TEST", raising=False)
     with SimulatorServer(SimulatorSettings()) as server:
@@ -255,29 +262,34 @@ def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
     assert resolve_deadline(None) is None
 
 
+@pytest.mark.loopback
 def test_timeout_s_bounds_the_whole_attempt_against_a_slow_drip(tmp_path):
-    """A server that sends two bytes every 0.25 s never trips a per-read timeout; timeout_s = 2
-    still ends each attempt by 2.5 s, recorded as a timeout."""
+    """A server that sends two bytes every 0.25 s never trips a per-read timeout (the whole answer
+    would take minutes); timeout_s = 2 still ends each attempt, recorded as a timeout."""
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), drip_s=0.25)
     settings = CollectionSettings(retry=RetrySettings(max_attempts=2, base_delay_s=0.01, max_delay_s=0.05),
                                   checkpoint_interval_s=0.05, failure_share_limit=1.0)
     report, ledger, states, _ = _collect(tmp_path, behaviour, settings, questions=1, rounds=1, timeout_s=2)
     assert [row[3] for row in ledger] == ["timeout", "timeout"]
-    assert all((finished - started).total_seconds() <= 2.5 for *_, started, finished in ledger), ledger
+    # At least the timeout, and far from the minutes the answer would take to drip in.
+    assert all(2 <= (finished - started).total_seconds() < 30 for *_, started, finished in ledger), ledger
     assert states == {"failed": 1} and report.failed_by_class == {"timeout": 1}
 
 
+@pytest.mark.loopback
 def test_a_long_retry_after_defers_at_the_deadline_even_when_the_wait_cap_allows_it(tmp_path):
-    """Retry-After: 3600 with the wait cap raised to an hour and the deadline 20 s away: nothing
-    sleeps into the hour; the waiting requests are deferred at once and the answer is kept."""
+    """Retry-After: 3600 with the wait cap raised to an hour and the deadline 120 s away: nothing
+    sleeps into the hour or toward the deadline; the waiting requests are deferred at once and the
+    answer is kept."""
     patient = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_wait_s=3600),
-                                 checkpoint_interval_s=0.05, timeout_s=1.0, deadline=time.time() + 20)
+                                 checkpoint_interval_s=0.05, timeout_s=1.0, deadline=time.time() + 120)
     started = time.monotonic()
     report, _, states, _ = _collect(tmp_path, ONE_REQUEST_AN_HOUR, patient, questions=6)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # half the way to the deadline: it did not wait for it
     assert states == {"succeeded": 1, "deferred": 11} and report.stopped is None
 
 
+@pytest.mark.loopback
 @pytest.mark.parametrize("broken", ["empty_choices", "null_content", "json_array", "invalid_utf8"])
 def test_a_body_malformed_the_same_way_twice_is_not_retried_again(tmp_path, broken):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), broken_body=broken)
@@ -290,6 +302,7 @@ def test_a_body_malformed_the_same_way_twice_is_not_retried_again(tmp_path, brok
     assert stats["received"] == 4
 
 
+@pytest.mark.loopback
 def test_bodies_cut_in_different_places_are_still_retried(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), malformed_rate=0.3)
     settings = replace(QUICK, retry=RetrySettings(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05))

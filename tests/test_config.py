@@ -132,7 +132,7 @@ def test_catalog_alone_loads_for_analyze():
     assert catalog.for_category("cloud")
 
 
-@pytest.mark.slow
+@pytest.mark.system
 def test_cli_reports_config_errors_without_traceback_and_writes_nothing(tmp_path):
     directory = write_config(tmp_path / "c", 8787)
     _edit(directory, "brands.yaml", lambda d: d["brands"][0].update(colour="red"))

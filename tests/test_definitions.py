@@ -45,7 +45,7 @@ def test_workspace_file_points_at_the_definitions_module():
     assert workspace["load_from"][0]["python_module"]["module_name"] == "visibility_assets.definitions"
 
 
-@pytest.mark.slow
+@pytest.mark.system
 def test_dagster_cli_validates_the_workspace():
     """What `dagster dev -w workspace.yaml` loads, checked by Dagster's own loader."""
     import subprocess

@@ -15,7 +15,7 @@ from .conftest import write_config
 
 CHECKOUT = Path(__file__).parents[1]
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.system
 
 
 def _free_port() -> int:

@@ -5,23 +5,20 @@ decision becomes clear."""
 
 from datetime import date, timedelta
 
-import httpx
 import pytest
 import yaml
-from dagster import build_sensor_context
+from dagster import DagsterInstance, build_sensor_context
 
 from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.config import load_config
 from visibility_assets.operate.automation import backfill_tags
-from visibility_assets.operate.instance import get_instance
 from visibility_assets.runs import QUIET_RUN, run_job
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 
-from .conftest import FAST, write_config
+from .conftest import FAST, in_process, write_config
 from .webhook_receiver import Reply
 
-pytestmark = pytest.mark.slow  # a simulator, nine Dagster runs
+pytestmark = pytest.mark.dagster  # three Dagster runs (a week, the extra rounds, a repeat), in process
 
 PLATFORM, BRAND, CATEGORY = "qwen", "HubSpot", "crm"
 LAST_DAY = date(2026, 11, 30)  # the simulator's answers depend on the day: fixed, so is the test
@@ -35,15 +32,15 @@ def shifted_simulator():
     """HubSpot named 2.62x as readily by qwen from the last day on."""
     shift = PlatformBehaviour(latency_s=FAST.latency_s, brand_shifts=((BRAND, LAST_DAY.isoformat(), FACTOR),))
     settings = SimulatorSettings(seed=1, default=FAST, platforms={PLATFORM: shift})
-    with SimulatorServer(settings, load_config()) as server:
-        yield server
+    with in_process(settings) as simulated:
+        yield simulated
 
 
 @pytest.fixture
 def crm_config(tmp_path, shifted_simulator, receiver, monkeypatch):
     """qwen alone, the nine crm questions, 2 rounds a night, 40 extra requests a day; alerts
     go to a JSON webhook on loopback."""
-    directory = write_config(tmp_path / "config", shifted_simulator.port, questions=None, rounds=NIGHTLY_ROUNDS,
+    directory = write_config(tmp_path / "config", IN_PROCESS_URL, questions=None, rounds=NIGHTLY_ROUNDS,
                              extra_requests_per_day=BUDGET)
     for name, key, keep in (("questions.yaml", "questions", lambda q: q["category"] == CATEGORY),
                             ("platforms.yaml", "platforms", lambda p: p["name"] == PLATFORM),
@@ -74,7 +71,7 @@ def _brand_on_last_day():
 
 
 def _received(simulator) -> int:
-    return httpx.get(f"{simulator.url}/_stats").json()[PLATFORM]["received"]
+    return simulator.app.stats_json()[PLATFORM]["received"]
 
 
 def _notified_about(receiver, brand: str) -> list[dict]:
@@ -83,7 +80,7 @@ def _notified_about(receiver, brand: str) -> list[dict]:
 
 def test_a_borderline_change_gets_extra_rounds_within_budget_and_its_decision_becomes_clear(
         visibility_home, crm_config, shifted_simulator, receiver):
-    defs, instance = pipeline(), get_instance()
+    defs, instance = pipeline(), DagsterInstance.ephemeral()
     week = run_job(defs, "nightly_platform_job", instance, tags=backfill_tags(WEEK[0], LAST_DAY, PLATFORM))
     assert week.success
     nightly = len(WEEK) * 9 * NIGHTLY_ROUNDS

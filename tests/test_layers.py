@@ -74,3 +74,24 @@ def test_no_two_folders_import_each_other():
 def test_the_walk_sees_imports_inside_functions():
     assert "visibility_assets.operate.instance" in imported_modules(PACKAGE / "cli" / "ask.py")  # inside run()
     assert layer_of("visibility_assets.definitions") == "<root>" and layer_of("visibility_assets.clean.text") == "clean"
+
+
+def test_every_import_of_the_package_names_something_that_exists():
+    """Imports inside functions run only when the function does: a moved name must not wait for
+    the one test that calls it to be found."""
+    import importlib
+
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("visibility_assets"):
+                module = importlib.import_module(node.module)
+                missing += [f"{module_name(path)}: {node.module}.{alias.name}" for alias in node.names
+                            if not hasattr(module, alias.name) and not _is_submodule(module, alias.name)]
+    assert missing == []
+
+
+def _is_submodule(module, name: str) -> bool:
+    import importlib.util
+
+    return hasattr(module, "__path__") and importlib.util.find_spec(module.__name__ + "." + name) is not None

@@ -3,12 +3,12 @@
 import pytest
 from dagster import DagsterInstance
 
-from tests.pipeline import pipeline, read_warehouse
-from visibility_assets.runs import materialize_partitions
+from tests.pipeline import materialize_for, pipeline, read_warehouse
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 
 from .conftest import write_config
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.dagster
 
 DAYS = ("2026-11-08", "2026-11-09")
 
@@ -27,12 +27,11 @@ def _maintain(run_config=None):
     return {key: value.value for key, value in materialization.metadata.items()}
 
 
-def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, simulator, tmp_path, monkeypatch):
+def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, simulated, tmp_path, monkeypatch):
     """Paced as the demo is, each checkpoint of a partition's requests writes a small file."""
-    config_dir = write_config(tmp_path / "config", simulator.port, questions=15, rounds=2, rate_limit_rps=6)
+    config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=15, rounds=2, rate_limit_rps=6)
     monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-    runs = materialize_partitions(config_dir, [(DAYS[0], p) for p in ("deepseek", "qwen")], parallel=2)
-    assert all(run.success for run in runs), [run.error for run in runs]
+    assert materialize_for(["mention_metrics"], DAYS[0], "deepseek").success
     before = _counts()
     figures = _maintain()
     print("maintenance:", figures)  # the closing note quotes these
@@ -41,8 +40,7 @@ def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, sim
 
 
 def test_raw_retention_deletes_the_answers_of_older_days_only(visibility_home, config_dir):
-    runs = materialize_partitions(config_dir, [(DAYS[0], "kimi")], parallel=1)
-    assert runs[0].success, runs[0].error
+    assert materialize_for(["mention_metrics"], DAYS[0], "kimi").success
     kept = _counts()
     figures = _maintain({"ops": {"lake_maintenance": {"config": {"raw_retention_days": 36500}}}})
     assert figures["raw_rows_deleted"] == 0 and _counts() == kept

@@ -5,17 +5,14 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-import httpx
 import pytest
 from dagster import AssetKey, build_schedule_context
 
-from tests.pipeline import pipeline, read_warehouse, resources
+from tests.cli import visibility
+from tests.pipeline import materialize_for, pipeline, read_warehouse, resources
 from visibility_assets.clean.analyzer import ANALYZER_VERSION
 from visibility_assets.operate.automation import analysis_version
 from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
-
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-07"
 
@@ -30,7 +27,10 @@ def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_a
     assert all(r.partition_key == f"2026-11-30|{r.tags['dagster/partition/platform']}" for r in requests)
     assert requests[0].run_config["ops"]["raw_ai_responses"]["config"]["deadline"] == "06:00"
     assert nightly_collection.execution_timezone == "Asia/Shanghai" and nightly_collection.cron_schedule == "0 2 * * *"
-    assert pipeline().resolve_job_def("nightly_platform_job") is not None
+    assert nightly_collection.job_name == "nightly_platform_job"
+    selected = pipeline().resolve_job_def("nightly_platform_job").asset_layer.selected_asset_keys
+    assert AssetKey("raw_ai_responses") in selected and AssetKey("visibility_alerts") in selected
+    assert AssetKey("visibility_report") not in selected  # the report waits for every platform
 
 
 def _cli(*args):
@@ -38,7 +38,8 @@ def _cli(*args):
                           env=dict(os.environ), timeout=300)
 
 
-def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulator):
+@pytest.mark.system  # the backfill command in its own process
+def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulated):
     """A new alias of 阿里云 that the stored answers already contain is counted after the backfill."""
     from visibility_assets.config import load_config
 
@@ -47,8 +48,9 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
             return conn.execute(sql).fetchall()
 
     for platform in ("deepseek", "qwen"):
-        assert materialize_partition(pipeline(), DAY, platform, get_instance()).success
-    received = httpx.get(f"{simulator.url}/_stats").json()
+        assert materialize_for(["mention_metrics"], DAY, platform).success
+    received = simulated.app.stats_json()
+    attempts_before = query("SELECT count(*) FROM http_attempts")
     raw_before = query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
     new_alias = "老牌厂商"  # a phrase of the simulated answers, not an alias until now
     assert query(f"SELECT count(*) FROM raw_ai_responses WHERE category = 'cloud' AND answer_text LIKE '%{new_alias}%'")[0][0]
@@ -65,7 +67,9 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     assert result.returncode == 0, result.stdout + result.stderr
     assert "deepseek   ok" in result.stdout and "qwen       ok" in result.stdout
 
-    assert httpx.get(f"{simulator.url}/_stats").json() == received  # zero requests to any platform
+    # Zero requests to any platform: none reached the simulated ones (the command, in another
+    # process, could not even reach them), none was even tried.
+    assert simulated.app.stats_json() == received and query("SELECT count(*) FROM http_attempts") == attempts_before
     assert query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == raw_before
     assert query(f"SELECT count(*) FROM entity_matches WHERE alias = '{new_alias}' AND accepted")[0][0] > 0
     assert query("SELECT sum(mention_count) FROM sample_brand_results WHERE brand = '阿里云'")[0][0] > mentions_before
@@ -75,7 +79,7 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     assert query("SELECT DISTINCT config_version FROM mention_metrics") == [(version,)]
 
     # The metrics as they were before the alias change, from the lake's snapshot of then.
-    explained = {as_of: _cli("explain", "--date", DAY, "--platform", "deepseek", "--brand", "阿里云", *as_of)
+    explained = {as_of: visibility("explain", "--date", DAY, "--platform", "deepseek", "--brand", "阿里云", *as_of)
                  for as_of in ((), ("--as-of", str(snapshot_before)))}
     now, then = explained[()], explained[("--as-of", str(snapshot_before))]
     assert now.returncode == then.returncode == 0, now.stderr + then.stderr
@@ -83,16 +87,17 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     assert f"as of {snapshot_before}" in then.stdout and old_version != version
 
 
-def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulator):
-    assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
+@pytest.mark.dagster
+def test_explain_traces_a_metric_row_to_raw_answers_and_http_attempts(visibility_home, config_dir, simulated):
+    assert materialize_for(["mention_metrics"], DAY, "kimi").success
     with read_warehouse() as conn:
         brand = conn.execute("SELECT brand FROM mention_metrics WHERE mentioned_answers > 0 LIMIT 1").fetchall()[0][0]
-    result = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", brand, "--limit", "2")
+    result = visibility("explain", "--date", DAY, "--platform", "kimi", "--brand", brand, "--limit", "2")
     assert result.returncode == 0, result.stderr
     for part in (f"mention_metrics {DAY} kimi {brand}", "config ", f"analyzer {ANALYZER_VERSION}", "sample ", "match ",
                  "raw answer ", "http attempt #1: 200"):
         assert part in result.stdout
-    missing = _cli("explain", "--date", DAY, "--platform", "kimi", "--brand", "NoSuchBrand")
+    missing = visibility("explain", "--date", DAY, "--platform", "kimi", "--brand", "NoSuchBrand")
     assert missing.returncode == 2 and "no metric row" in missing.stderr and "Traceback" not in missing.stderr
 
 

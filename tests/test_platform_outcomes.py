@@ -1,28 +1,23 @@
-"""Issue 12 end to end: real Dagster runs against the simulator speaking each platform's dialect:
-web search and its sources, costs, moderation and truncation as outcomes, billing stops, Kimi's
-tool loop."""
+"""Each platform's dialect end to end: real Dagster runs against the simulated platforms (in
+process): web search and its sources, costs, moderation and truncation as outcomes, billing
+stops, Kimi's tool loop; and the collector's own loops over loopback."""
 
 import json
 from datetime import date
 
-import httpx
 import pytest
 import yaml
-from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
+from dagster import Backoff, DagsterEventType, DagsterInstance, RetryPolicy, materialize
 
-from tests.pipeline import pipeline, read_warehouse
+from tests.pipeline import materialize_for, pipeline, read_warehouse
 from visibility_assets.collect.cost import request_cost
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.core.answers import Usage
 from visibility_assets.core.partitions import partition_key, partition_tags
-from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 
-from .conftest import FAST, write_config
-
-pytestmark = pytest.mark.slow  # Dagster runs against the simulator
+from .conftest import FAST, in_process, write_config
 
 DAY = "2026-11-04"
 STRUCTURED_SOURCES = ("ernie", "hunyuan", "doubao")  # the example platforms whose API returns sources
@@ -33,21 +28,22 @@ def _rows(sql, params=None):
         return conn.execute(sql, params).fetchall()
 
 
-def _stats(server) -> dict:
-    return httpx.get(f"{server.url}/_stats").json()
+def _stats(simulated) -> dict:
+    return simulated.app.stats_json()
 
 
 @pytest.fixture
 def platforms_server(tmp_path, monkeypatch, request):
-    """A simulator with the behaviours the test names, and the example config pointed at it."""
+    """Simulated platforms (in process) with the behaviours the test names, and the example
+    config pointed at them."""
     behaviours = getattr(request, "param", {})
-    settings = SimulatorSettings(seed=3, default=FAST, platforms=dict(behaviours))
-    with SimulatorServer(settings, load_config(EXAMPLE_CONFIG_DIR)) as server:
-        directory = write_config(tmp_path / "config", server.port, questions=10, rounds=2)
+    with in_process(SimulatorSettings(seed=3, default=FAST, platforms=dict(behaviours))) as simulated:
+        directory = write_config(tmp_path / "config", IN_PROCESS_URL, questions=10, rounds=2)
         monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(directory))
-        yield server
+        yield simulated
 
 
+@pytest.mark.dagster
 def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(visibility_home, platforms_server):
     config = load_config()
     repository = pipeline().get_repository_def()
@@ -57,7 +53,7 @@ def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(vis
                  if key.path[-1] in ("raw_ai_responses", "collection_costs")]
     for platform in config.platform_names:
         run = materialize(assets, selection=selection, partition_key=partition_key(DAY, platform),
-                          instance=get_instance(), tags=partition_tags(DAY, platform))
+                          instance=DagsterInstance.ephemeral(), tags=partition_tags(DAY, platform))
         assert run.success
     rows = _rows("SELECT platform, search_used, len(list_filter(citations, lambda c: c.source = 'platform')),"
                  " outcome FROM raw_ai_responses")
@@ -85,49 +81,53 @@ def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(vis
     assert dict(totals) == pytest.approx(dict(_rows("SELECT platform, sum(cost) FROM raw_ai_responses GROUP BY 1")))
 
 
+@pytest.mark.dagster
 @pytest.mark.parametrize("platforms_server", [{"qwen": PlatformBehaviour(
-    latency_s=(0.001, 0.01), moderation_rate=0.15, truncation_rate=0.03)}], indirect=True)
+    latency_s=(0.001, 0.01), moderation_rate=0.2, truncation_rate=0.2)}], indirect=True)
 def test_moderated_and_truncated_answers_are_outcomes_stored_once_and_measured(visibility_home, platforms_server):
-    run = materialize_partition(pipeline(), DAY, "qwen", get_instance())
-    assert run.success, run.error
+    run = materialize_for(["fct_invalid_answers"], DAY, "qwen")
+    assert run.success
     outcomes = dict(_rows("SELECT outcome, count(*) FROM raw_ai_responses GROUP BY 1"))
-    assert outcomes.get("moderated", 0) > 0 and outcomes.get("truncated", 0) >= 0
+    assert outcomes.get("moderated", 0) > 0 and outcomes.get("truncated", 0) > 0, outcomes
     retries = _rows("SELECT count(*) FROM http_attempts a JOIN raw_ai_responses r USING (request_key)"
-                    " WHERE r.outcome = 'moderated' AND a.attempt > 1")
+                    " WHERE r.outcome IN ('moderated', 'truncated') AND a.attempt > 1")
     assert retries == [(0,)]  # never retried
-    share = _rows("SELECT answers, share, share_low, share_high FROM fct_invalid_answers"
-                  " WHERE platform = 'qwen' AND reason = 'moderated'")
-    (answers, value, low, high), = share
-    assert answers == outcomes["moderated"] and low < value < high
-    assert run.metadata["raw_ai_responses"]["moderated"] == outcomes["moderated"]
+    assert _rows("SELECT count(*), count(DISTINCT request_key) FROM raw_ai_responses")[0] == (20, 20)  # stored once
+    metadata = {k: v.value for k, v in run.asset_materializations_for_node("raw_ai_responses")[0].metadata.items()}
+    for outcome in ("moderated", "truncated"):
+        share = _rows("SELECT answers, share, share_low, share_high FROM fct_invalid_answers"
+                      " WHERE platform = 'qwen' AND reason = $reason", {"reason": outcome})
+        (answers, value, low, high), = share
+        assert answers == outcomes[outcome] and low < value < high, outcome
+        assert metadata[outcome] == outcomes[outcome]
+    assert metadata["failed"] == 0  # outcomes, not failures
 
 
+@pytest.mark.dagster
 @pytest.mark.parametrize("platforms_server", [{"deepseek": PlatformBehaviour(
     latency_s=(0.001, 0.01), billing_error=True)}], indirect=True)
 def test_a_billing_error_stops_the_platform_after_one_request_and_the_top_up_resumes_it(
         visibility_home, platforms_server):
     defs = pipeline(RetryPolicy(max_retries=2, delay=0.1, backoff=Backoff.LINEAR))
-    from visibility_assets.core.partitions import partition_key, partition_tags
-
-    result = defs.resolve_job_def("nightly_platform_job").execute_in_process(
-        partition_key=partition_key(DAY, "deepseek"), tags=partition_tags(DAY, "deepseek"),
-        instance=get_instance(), raise_on_error=False)
+    instance = DagsterInstance.ephemeral()
+    result = materialize_for(["raw_ai_responses"], DAY, "deepseek", instance, defs)
     assert not result.success
     assert _stats(platforms_server)["deepseek"]["received"] == 1
     assert DagsterEventType.STEP_UP_FOR_RETRY not in [e.event_type for e in result.all_events]
     message = result.get_step_failure_events()[0].event_specific_data.error.message
     assert "deepseek" in message and "balance or quota" in message
-    assert materialize_partition(defs, DAY, "kimi", get_instance()).success  # the others run on
+    assert materialize_for(["raw_ai_responses"], DAY, "kimi", instance, defs).success  # the others run on
 
-    httpx.post(f"{platforms_server.url}/_admin/deepseek/topup").raise_for_status()
+    platforms_server.app.top_up("deepseek")  # what POST /_admin/deepseek/topup does
     planned = len(load_config().questions) * load_config().platform("deepseek").rounds
-    assert materialize_partition(defs, DAY, "deepseek", get_instance()).success
+    assert materialize_for(["raw_ai_responses"], DAY, "deepseek", instance, defs).success
     stats = _stats(platforms_server)["deepseek"]
     assert stats["received"] == 1 + planned and stats["duplicates"] == 0
 
 
+@pytest.mark.dagster
 def test_kimis_search_tool_loop_echoes_the_arguments_and_adds_up_usage(visibility_home, platforms_server):
-    assert materialize_partition(pipeline(), DAY, "kimi", get_instance()).success
+    assert materialize_for(["raw_ai_responses"], DAY, "kimi").success
     rows = _rows("SELECT payload_json, prompt_tokens, completion_tokens, total_tokens, search_count"
                  " FROM raw_ai_responses WHERE platform = 'kimi' AND outcome = 'answered'")
     assert rows
@@ -147,6 +147,7 @@ def test_example_config_names_each_platforms_dialect():
     assert {p["name"]: p["dialect"] for p in platforms} == {p["name"]: p["name"] for p in platforms}
 
 
+@pytest.mark.loopback
 def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path):
     """A platform that keeps asking for $web_search is asked 1 + max_tool_rounds times, once."""
     import threading
@@ -191,6 +192,7 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
     assert report.failed == 1 and report.failed_by_class == {"client_error": 1} and report.attempts == 1
 
 
+@pytest.mark.loopback
 def test_the_daily_cost_cap_defers_the_rest_once_the_spend_reaches_it(tmp_path, simulator):
     """Deferred, not lost: the next run (with a higher cap) collects them."""
     from visibility_assets.collect.collector import CollectionSettings, collect_partition
@@ -211,6 +213,7 @@ def test_the_daily_cost_cap_defers_the_rest_once_the_spend_reaches_it(tmp_path, 
     assert later.skipped_done == 1 and later.succeeded == 11
 
 
+@pytest.mark.loopback
 def test_extra_requests_stop_at_the_extra_cost_budget_while_the_nightly_ones_do_not(tmp_path, simulator):
     """extra_cost_per_day caps what event-driven tasks spend; max_cost_per_day still caps the day."""
     from datetime import UTC, datetime

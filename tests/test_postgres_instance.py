@@ -14,7 +14,7 @@ from tests.services import dagster_pg_url, scratch_database
 from visibility_assets.operate.instance import INSTANCE_YAML
 from visibility_assets.runs import materialize_partition
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.system
 
 
 
@@ -36,7 +36,7 @@ def pg_instance(pg_url, visibility_home, monkeypatch):
     instance.dispose()
 
 
-def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simulator):
+def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simulated):
     assert type(pg_instance.run_storage).__name__ == "PostgresRunStorage"
     run = materialize_partition(pipeline(), "2026-11-08", "ernie", pg_instance)
     assert run.success, run.error

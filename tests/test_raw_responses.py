@@ -1,25 +1,25 @@
-"""raw_ai_responses materialized for real: Dagster runs against the simulator over loopback."""
+"""raw_ai_responses materialized for real: Dagster runs against the simulated platforms (in
+process; over loopback for the runs in other processes)."""
 
 import json
 import os
 import subprocess
 import sys
 
-import httpx
 import pytest
+from dagster import DagsterInstance, materialize
 
-from tests.pipeline import pipeline, read_warehouse
+from tests.pipeline import pipeline, raw_asset, read_warehouse, resources
 from visibility_assets.config import load_config
+from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.instance import get_instance
 from visibility_assets.runs import materialize_partition
-
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
 
 DAY = "2026-11-01"
 
 
 def _stats(simulator) -> dict:
-    return httpx.get(f"{simulator.url}/_stats").json()
+    return simulator.app.stats_json()
 
 
 def _rows(sql, params=()):
@@ -27,10 +27,14 @@ def _rows(sql, params=()):
         return conn.execute(sql, params).fetchall()
 
 
-def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, config_dir, simulator):
+@pytest.mark.dagster
+def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, config_dir, simulated):
     config = load_config()
-    run = materialize_partition(pipeline(), DAY, "deepseek", get_instance())
+    instance = get_instance()
+    run = materialize_partition(pipeline(), DAY, "deepseek", instance)
     assert run.success, run.error
+    tags = instance.get_run_by_id(run.run_id).tags  # the run carries the partition's dimensions
+    assert (tags["dagster/partition/date"], tags["dagster/partition/platform"]) == (DAY, "deepseek")
     expected = len(config.questions) * config.platform("deepseek").rounds
     rows = _rows("SELECT request_key, answer_text, reasoning_text, payload_json, content_hash, run_id, model,"
                  " prompt_hash, total_tokens, latency_ms, attempt, outcome FROM raw_ai_responses"
@@ -45,32 +49,32 @@ def test_partition_stores_one_verbatim_answer_per_request_key(visibility_home, c
         assert run_id == run.run_id and model == config.platform("deepseek").model and prompt_hash
         assert tokens > 0 and latency > 0 and attempt >= 1
     assert run.metadata["raw_ai_responses"]["answers_stored"] == expected
-    assert _stats(simulator)["deepseek"]["duplicates"] == 0
+    assert _stats(simulated)["deepseek"]["duplicates"] == 0
 
 
-def test_rematerializing_sends_nothing_and_keeps_exactly_one_row_per_key(visibility_home, config_dir, simulator):
-    instance = get_instance()
-    first = materialize_partition(pipeline(), DAY, "qwen", instance)
-    received = _stats(simulator)["qwen"]["received"]
+@pytest.mark.dagster
+def test_rematerializing_sends_nothing_and_keeps_exactly_one_row_per_key(visibility_home, config_dir, simulated):
+    instance = DagsterInstance.ephemeral()
+    first = materialize_raw("qwen", instance)
+    received = _stats(simulated)["qwen"]["received"]
     before = _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1")
 
-    second = materialize_partition(pipeline(), DAY, "qwen", instance)
+    second = materialize_raw("qwen", instance)
     assert first.success and second.success
-    assert _stats(simulator)["qwen"]["received"] == received  # nothing asked twice
+    assert _stats(simulated)["qwen"]["received"] == received  # nothing asked twice
     assert _rows("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == before
-    meta = second.metadata["raw_ai_responses"]
-    assert meta["skipped_already_done"] == meta["planned"] and meta["http_attempts"] == 0
+    meta = second.asset_materializations_for_node("raw_ai_responses")[0].metadata
+    assert meta["skipped_already_done"].value == meta["planned"].value and meta["http_attempts"].value == 0
 
 
-def test_runs_carry_the_partition_dimension_tags(visibility_home, config_dir, simulator):
-    instance = get_instance()
-    run = materialize_partition(pipeline(), DAY, "kimi", instance)
-    tags = instance.get_run_by_id(run.run_id).tags
-    assert tags["dagster/partition/date"] == DAY
-    assert tags["dagster/partition/platform"] == "kimi"
+def materialize_raw(platform: str, instance):
+    """The raw answers of one partition alone: what these tests are about."""
+    return materialize([raw_asset()], partition_key=partition_key(DAY, platform), instance=instance,
+                       resources=resources(), tags=partition_tags(DAY, platform), raise_on_error=False)
 
 
-def test_two_platforms_materialize_concurrently_in_two_processes(visibility_home, config_dir, simulator):
+@pytest.mark.system
+def test_two_platforms_materialize_concurrently_in_two_processes(visibility_home, loopback_config_dir, simulator):
     """Each process writes its own journal and holds the warehouse lock only to publish."""
     get_instance()  # creates $DAGSTER_HOME, as a user setting it up would
     env = {**os.environ}
@@ -91,9 +95,9 @@ def test_two_platforms_materialize_concurrently_in_two_processes(visibility_home
     assert counts == {"ernie": per_platform, "doubao": per_platform}
 
 
-def test_a_range_run_collects_each_platform_day_once_with_platforms_side_by_side(visibility_home, config_dir, simulator):
+@pytest.mark.dagster
+def test_a_range_run_collects_each_platform_day_once_with_platforms_side_by_side(visibility_home, config_dir, simulated):
     """A single-run backfill of the nightly job: every partition of the range in one run."""
-    from dagster import DagsterInstance
 
     from visibility_assets.operate.automation import RANGE_END, RANGE_START
 
@@ -106,5 +110,5 @@ def test_a_range_run_collects_each_platform_day_once_with_platforms_side_by_side
     assert _rows("SELECT date::VARCHAR, platform, count(*), count(DISTINCT request_key) FROM raw_ai_responses"
                  " GROUP BY ALL ORDER BY 1, 2") == [("2026-11-01", "deepseek", per_partition, per_partition),
                                                    ("2026-11-02", "deepseek", per_partition, per_partition)]
-    assert _stats(simulator)["deepseek"]["duplicates"] == 0
+    assert _stats(simulated)["deepseek"]["duplicates"] == 0
     assert _rows("SELECT count(DISTINCT date) FROM mention_metrics WHERE platform = 'deepseek'") == [(2,)]

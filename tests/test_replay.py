@@ -201,7 +201,7 @@ def test_cli_without_a_warehouse_or_cleaned_samples_exits_2(visibility_home, cap
     assert status == 2 and "no cleaned_samples, sample_brand_results yet" in err
 
 
-@pytest.mark.slow
+@pytest.mark.system
 def test_bench_replay_reports_no_change_unchanged_and_a_share_with_the_changed_rule():
     done = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "bench", "replay", "--answers", "300"],
                           capture_output=True, text=True, timeout=300, check=True)

@@ -24,7 +24,7 @@ from visibility_assets.warehouse.lake import lake_settings, reading
 from .conftest import write_config
 from .services import scratch_database
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.system
 
 DAY = "2026-11-07"
 BUCKET = "visibility"

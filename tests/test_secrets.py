@@ -34,7 +34,7 @@ def test_scrubber_masks_the_configured_keys_and_anything_shaped_like_a_credentia
     assert scrub(None) is None
 
 
-@pytest.mark.slow
+@pytest.mark.system
 def test_a_key_echoed_by_the_server_is_stored_and_printed_nowhere(visibility_home, tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("SIM_ECHO_KEY", KEY)
     flaky = PlatformBehaviour(latency_s=(0.001, 0.01), api_key=KEY, echo_credentials=True, server_error_rate=0.4)

@@ -1,19 +1,18 @@
 """A selection a user can make in the UI runs in order, even without the models in between."""
 
 import pytest
-from dagster import materialize
+from dagster import DagsterInstance, materialize
 
 from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.core.partitions import partition_key, partition_tags
-from visibility_assets.operate.instance import get_instance
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.dagster
 
 DAY = "2026-11-14"
 
 
 def test_the_partitioned_assets_without_the_staging_views_run_after_the_samples_they_read(
-        visibility_home, config_dir):
+        visibility_home, config_dir, simulated):
     """Dagster orders steps only along declared dependencies: the marts declare every asset
     they read through the staging views, so leaving the views out cannot reorder them."""
     repository = pipeline().get_repository_def()
@@ -23,7 +22,7 @@ def test_the_partitioned_assets_without_the_staging_views_run_after_the_samples_
     assert {"raw_ai_responses", "cleaned_samples", "int_brand_daily"} <= {k.path[-1] for k in selection}
 
     result = materialize(assets, selection=selection, partition_key=partition_key(DAY, "qwen"),
-                         instance=get_instance(), tags=partition_tags(DAY, "qwen"))
+                         instance=DagsterInstance.ephemeral(), tags=partition_tags(DAY, "qwen"))
 
     assert result.success
     with read_warehouse() as conn:
@@ -40,7 +39,7 @@ def test_a_mart_whose_input_table_was_never_built_refuses_naming_it(visibility_h
     mart = next(k for k in repository.assets_defs_by_key if k.path[-1] == "fct_mention_metrics")
 
     result = materialize(assets, selection=[mart], partition_key=partition_key(DAY, "qwen"),
-                         instance=get_instance(), tags=partition_tags(DAY, "qwen"), raise_on_error=False)
+                         instance=DagsterInstance.ephemeral(), tags=partition_tags(DAY, "qwen"), raise_on_error=False)
 
     assert not result.success
     message = str(result.get_step_failure_events()[0].event_specific_data.error.to_string())

@@ -1,7 +1,9 @@
-"""The simulated platforms over real HTTP: answers, determinism, each fault and the stats.
+"""The simulated platforms over real HTTP: answers, determinism, each fault and the stats; and
+the same platforms in process (transport.py), as a collector in the test's process meets them.
 
 Each dialect's own shapes are tested in test_simulator_dialects.py."""
 
+import asyncio
 import email.utils
 
 import httpx
@@ -10,8 +12,9 @@ import pytest
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL, SimulatorTransport
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.loopback
 
 QUESTION = load_config(EXAMPLE_CONFIG_DIR).questions[0].text
 BODY = {"model": "deepseek-chat", "messages": [{"role": "user", "content": QUESTION}]}
@@ -90,6 +93,50 @@ def test_each_fault_shows_as_the_client_would_see_it(fault):
     expected = {"server_error_rate": "5xx", "malformed_rate": "malformed", "truncated_rate": "broken",
                 "drop_rate": "broken", "hang_rate": "timeout"}
     assert outcome == expected[fault]
+
+
+@pytest.mark.parametrize("fault", ["server_error_rate", "malformed_rate", "truncated_rate", "drop_rate", "hang_rate"])
+def test_in_process_each_fault_shows_as_it_does_over_the_socket(fault):
+    async def ask():
+        transport = SimulatorTransport(SimulatorSettings(seed=3, default=PlatformBehaviour(
+            latency_s=(0, 0.001), hang_s=2, **{fault: 1.0})), load_config(EXAMPLE_CONFIG_DIR))
+        async with httpx.AsyncClient(transport=transport, timeout=5) as client:
+            try:
+                async with asyncio.timeout(0.5):  # the collector bounds a whole attempt so
+                    response = await client.post(f"{IN_PROCESS_URL}/deepseek/v1/chat/completions", json=BODY,
+                                                 headers={"Idempotency-Key": "k1"})
+            except TimeoutError:
+                return "timeout"
+            except (httpx.RemoteProtocolError, httpx.ReadError):
+                return "broken"
+        if response.status_code >= 500:
+            return "5xx"
+        try:
+            response.json()
+            return "ok"
+        except ValueError:
+            return "malformed"
+
+    expected = {"server_error_rate": "5xx", "malformed_rate": "malformed", "truncated_rate": "broken",
+                "drop_rate": "broken", "hang_rate": "timeout"}
+    assert asyncio.run(ask()) == expected[fault]
+
+
+def test_in_process_answers_are_the_sockets_for_the_same_seed_and_key():
+    settings = SimulatorSettings(seed=3, default=PlatformBehaviour(latency_s=(0, 0.001)))
+    with _serve() as server:
+        over_socket = _ask(server).json()
+
+    async def ask():
+        transport = SimulatorTransport(settings, load_config(EXAMPLE_CONFIG_DIR))
+        async with httpx.AsyncClient(transport=transport) as client:
+            response = await client.post(f"{IN_PROCESS_URL}/deepseek/v1/chat/completions", json=BODY,
+                                         headers={"Idempotency-Key": "k1"})
+        return response, transport.app.stats_json()["deepseek"]
+
+    response, stats = asyncio.run(ask())
+    assert response.json()["choices"] == over_socket["choices"]
+    assert (stats["received"], stats["answered"]) == (1, 1)
 
 
 def test_stats_count_what_the_dialects_add_and_admin_knows_only_served_platforms():

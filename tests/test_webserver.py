@@ -15,7 +15,7 @@ from dagster import DagsterInstance
 from visibility_assets.operate.instance import ensure_dagster_home
 from visibility_assets.warehouse.lake import lake_settings, reading
 
-pytestmark = pytest.mark.slow  # servers, processes or Dagster runs: the CI tier
+pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).parents[1]
 LAUNCH = """
@@ -40,7 +40,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def webserver(visibility_home, config_dir, simulator):
+def webserver(visibility_home, loopback_config_dir, simulator):
     ensure_dagster_home()
     # The instance's SQLite storage is created here, once: the webserver, its code server and
     # the daemon starting side by side each tried to create it and raced on its migrations.
@@ -104,11 +104,11 @@ def test_a_partition_launched_through_graphql_materializes_with_its_tags(webserv
 
 
 @pytest.fixture
-def slow_platforms(config_dir):
+def slow_platforms(loopback_config_dir):
     """24 requests at 4 per second: each run collects for about 6 s."""
     import yaml
 
-    path = config_dir / "platforms.yaml"
+    path = loopback_config_dir / "platforms.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     for platform in data["platforms"]:
         platform["rate_limit_rps"] = 4

@@ -42,9 +42,8 @@ def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
     catalog run before and one report run after, as the schedule and sensors run them."""
     # Dagster is imported only here: `visibility analyze` and --help start without it.
     from visibility_assets.definitions import build_definitions
-    from visibility_assets.operate.automation import catalog_job
+    from visibility_assets.operate.automation import catalog_job, report_job
     from visibility_assets.operate.instance import get_instance
-    from visibility_assets.report.defs import report_job
     from visibility_assets.runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
 
     started = time.monotonic()

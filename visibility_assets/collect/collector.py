@@ -32,6 +32,7 @@ from visibility_assets.collect.cost import searches_billed
 from visibility_assets.collect.dialects import UnsupportedSetting, dialect_of
 from visibility_assets.collect.errors import ErrorClass
 from visibility_assets.collect.tally import CollectionFailed, CollectionTally, check_tally
+from visibility_assets.collect.transport import mounts
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
 from visibility_assets.core.partitions import Partition
@@ -144,7 +145,7 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         caps.append((platform.extra_cost_per_day, journal.cost_so_far(extra_only=True)))
     run = _Run(report, journal, settings, log, journal.attempts_so_far(), _CostCap(caps))
     started = time.monotonic()
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+    async with httpx.AsyncClient(timeout=timeout, limits=limits, mounts=mounts()) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,

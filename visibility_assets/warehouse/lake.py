@@ -169,36 +169,52 @@ def _snapshot_option(as_of: str | int) -> str:
 
 
 def open_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
-    """The one read-only door to the lake: a DuckDB of its own with the lake attached read-only
-    (at a snapshot id or a time when `as_of` is given) and selected; close it when done, or use
-    `reading`. It never blocks a writer, and a writer never blocks it."""
-    return _open(settings, read_only=True, as_of=as_of)
+    """The one read-only door to the lake: a connection with the lake attached read-only and
+    selected; close it when done, or use `reading`. It never blocks a writer, and a writer
+    never blocks it.
+
+    Readers of the present share one DuckDB per process and settings, as writers do (loading
+    the extensions costs ~0.25 s, more than most reads): each is a cursor of it, and each of
+    its transactions sees the lake's latest snapshot. A reader of the past (`as_of`, a snapshot
+    id or a time) gets a DuckDB of its own attached at that snapshot."""
+    if as_of is not None:
+        return _open(settings, read_only=True, as_of=as_of)
+    return _cursor(_shared_engine(settings, read_only=True))
 
 
 def connect(settings: LakeSettings) -> duckdb.DuckDBPyConnection:
     """A writer's connection with the lake attached and selected; close it when done.
 
-    Loading the extensions costs about 0.1 s each, so writers share one DuckDB per process and
-    settings (each connection a cursor of it, with its own transactions).
-    """
+    Writers share one DuckDB per process and settings (each connection a cursor of it, with
+    its own transactions)."""
+    return _cursor(_shared_engine(settings, read_only=False))
+
+
+def _shared_engine(settings: LakeSettings, read_only: bool) -> duckdb.DuckDBPyConnection:
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(settings)
+        engine = _ENGINES.get((settings, read_only))
         if engine is None:
-            settings.prepare_local()
-            engine = _ENGINES[settings] = _open(settings)
+            if not read_only:
+                settings.prepare_local()
+            engine = _ENGINES[(settings, read_only)] = _open(settings, read_only)
             while len(_ENGINES) > MAX_ENGINES:
                 _ENGINES.pop(next(iter(_ENGINES))).close()
+    return engine
+
+
+def _cursor(engine: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     cursor = engine.cursor()
     cursor.execute("USE " + LAKE)
     return cursor
 
 
 def discard_engine(settings: LakeSettings) -> None:
-    """Forget the shared DuckDB of these settings: after a failed statement, start afresh."""
+    """Forget the shared DuckDBs of these settings: after a failed statement, start afresh."""
     with _ENGINES_LOCK:
-        engine = _ENGINES.pop(settings, None)
-    if engine is not None:
-        engine.close()
+        engines = [_ENGINES.pop((settings, read_only), None) for read_only in (False, True)]
+    for engine in engines:
+        if engine is not None:
+            engine.close()
 
 
 def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None):
@@ -213,9 +229,9 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
     return conn
 
 
-_ENGINES: dict[LakeSettings, duckdb.DuckDBPyConnection] = {}
+_ENGINES: dict[tuple[LakeSettings, bool], duckdb.DuckDBPyConnection] = {}  # (settings, read-only)
 _ENGINES_LOCK = threading.Lock()
-MAX_ENGINES = 4  # tests switch data directories; a process in production uses one
+MAX_ENGINES = 4  # tests switch data directories; a process in production uses two (a writer's, a reader's)
 
 
 def is_retryable(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from visibility_assets.clean.analyzer import Analyzer
+from visibility_assets.clean.samples import RawAnswer, SampleCleaner
 from visibility_assets.clean.text import find_scope, normalize
 from visibility_assets.config import Brand, BrandCatalog
 from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
@@ -35,6 +36,7 @@ QUESTIONS = {
     "security": "企业终端安全产品推荐哪些？", "analytics": "What are the best product analytics tools?",
 }
 BASELINE_SAMPLE = 1000
+OVERSIZED_CHARS = 5_000_000
 
 
 def generate_catalog(alias_count: int, seed: int = 0) -> BrandCatalog:
@@ -83,7 +85,9 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
                     progress=lambda message: print(message, file=sys.stderr)) -> dict:
     catalog = generate_catalog(aliases, seed)
     progress(f"bench clean: generating {answers} answers over {aliases} aliases ({len(catalog.brands)} brands)")
+    started = time.perf_counter()
     corpus = generate_corpus(catalog, answers, seed)
+    corpus_s = time.perf_counter() - started
     folded_aliases = [a.casefold() for b in catalog.brands for a in b.aliases]
 
     started = time.perf_counter()
@@ -110,6 +114,9 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
     baseline_s = time.perf_counter() - started
     progress(f"baseline: {len(sample) / baseline_s:,.0f} answers/s")
 
+    oversized_s = time_oversized_answer(catalog, corpus)
+    progress(f"a {OVERSIZED_CHARS:,}-character answer: cleaned in {oversized_s:.2f} s")
+
     answers_per_s = answers / analyzer_s
     baseline_per_s = len(sample) / baseline_s
     return {
@@ -128,12 +135,28 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         "mean_answer_chars": _mean_chars(corpus),
         "baseline_sample_mean_chars": _mean_chars(sample),
         "accepted_mentions": mentions,
+        "corpus_answers_per_s": round(answers / corpus_s, 1),
+        "oversized_answer_chars": OVERSIZED_CHARS,
+        "oversized_answer_s": round(oversized_s, 3),
         "definition": "answers_per_s and speedup: the full analyzer (validity, scope, matching and rules,"
                       " lists, recommendation, citations) on one core; matching_*: normalization, scope and"
                       " the alias matcher with its rules only; baseline: per-alias str.find over all aliases"
                       " on the case-folded answer (matching only), timed on baseline_sample_answers answers drawn"
-                      " at random (seeded) from the corpus",
+                      " at random (seeded) from the corpus; corpus_answers_per_s: the simulator's answer"
+                      " generator writing the corpus; oversized_answer_s: cleaning one answer of"
+                      " oversized_answer_chars (the corpus's answers repeated), analysed up to max_answer_chars",
     }
+
+
+def time_oversized_answer(catalog: BrandCatalog, corpus: list[tuple[str, str, str]]) -> float:
+    """Seconds to clean one runaway answer: the cap must keep it near the cost of a normal one."""
+    text, question, category = corpus[0]
+    runaway = "\n".join(t for t, _, c in corpus if c == category) or text
+    runaway = (runaway + "\n") * (OVERSIZED_CHARS // (len(runaway) + 1) + 1)
+    cleaner = SampleCleaner(catalog, "bench")
+    started = time.perf_counter()
+    cleaner.clean([RawAnswer("bench", "2026-11-01", "bench", "q", question, category, 1, runaway[:OVERSIZED_CHARS])])
+    return time.perf_counter() - started
 
 
 def _mean_chars(answers: list[tuple[str, str, str]]) -> float:

@@ -20,17 +20,9 @@ import threading
 import h11
 
 from visibility_assets.config import VisibilityConfig
-from visibility_assets.tools.simulator.app import (
-    ADMIN_PREFIX,
-    PATH_HEADER,
-    TOPUP_SUFFIX,
-    SimulatorApp,
-    error_reply,
-    handle_chat,
-    json_reply,
-)
+from visibility_assets.tools.simulator.app import SimulatorApp
 from visibility_assets.tools.simulator.behaviour import Fault, SimulatorSettings
-from visibility_assets.tools.simulator.dialects import BOT_PATH_SUFFIX, CHAT_PATH_SUFFIX
+from visibility_assets.tools.simulator.routes import answered, route
 
 
 class SimulatorServer:
@@ -119,34 +111,7 @@ class SimulatorServer:
                        request: h11.Request, body: bytes) -> bool:
         path = request.target.decode("latin-1").split("?", 1)[0]
         headers = {k.decode().lower(): v.decode("latin-1") for k, v in request.headers}
-        platform = None
-        if request.method == b"GET" and path == "/health":
-            reply = json_reply(200, {"simulator": True, "seed": self.app.settings.seed})
-        elif request.method == b"GET" and path == "/_stats":
-            reply = json_reply(200, self.app.stats_json())
-        elif request.method == b"POST" and path.startswith(ADMIN_PREFIX) and path.endswith(TOPUP_SUFFIX):
-            name = path[len(ADMIN_PREFIX):-len(TOPUP_SUFFIX)]
-            if not self._serves(name):
-                reply = error_reply(404, f"unknown platform {name!r}", "not_found")
-            else:
-                self.app.top_up(name)
-                reply = json_reply(200, {"platform": name, "billing_error": False})
-        elif request.method == b"POST" and path.endswith((BOT_PATH_SUFFIX, CHAT_PATH_SUFFIX)):
-            bot = path.endswith(BOT_PATH_SUFFIX)
-            name = path[: -len(BOT_PATH_SUFFIX if bot else CHAT_PATH_SUFFIX)].strip("/")
-            if not self._serves(name):
-                reply = error_reply(404, f"unknown platform {name!r}", "not_found")
-            elif bot and self.app.dialect(name).name != "doubao":
-                reply = error_reply(404, f"no route for POST {path}: only Doubao has bots", "not_found")
-            else:
-                platform = name
-                headers[PATH_HEADER] = path
-                reply = handle_chat(self.app, platform, headers, body)
-                self.app.stats[platform].status[reply.status or reply.fault.value] += 1
-                self.app.stats[platform].faults[reply.fault.value] += 1
-        else:
-            reply = error_reply(404, f"no route for {request.method.decode()} {path}", "not_found")
-
+        reply, platform = route(self.app, request.method.decode(), path, headers, body)
         if reply.fault in (Fault.HANG, Fault.DROP):
             await asyncio.sleep(reply.delay_s)
             writer.transport.abort()
@@ -181,13 +146,9 @@ class SimulatorServer:
             return False
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
-        if reply.answered_key and platform is not None:
-            self.app.stats[platform].answered_by_key[reply.answered_key] += 1
+        answered(self.app, platform, reply)
         return True
 
-    def _serves(self, name: str) -> bool:
-        known = self.app.settings.known_platforms
-        return bool(name) and "/" not in name and (known is None or name in known)
 
 
 async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader):

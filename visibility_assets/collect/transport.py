@@ -1,0 +1,27 @@
+"""Where the collector's requests go: over the network, or to a transport mounted in this
+process for a base URL (the simulated platforms of a test or a benchmark, in process). httpx
+routes each request by its URL's scheme and host to the transport mounted for them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+
+_MOUNTED: dict[str, httpx.AsyncBaseTransport] = {}
+
+
+@contextmanager
+def mounted(url: str, transport: httpx.AsyncBaseTransport) -> Iterator[None]:
+    """Requests to `url` (scheme://host[:port]) go to `transport` while the block runs."""
+    _MOUNTED[url] = transport
+    try:
+        yield
+    finally:
+        _MOUNTED.pop(url, None)
+
+
+def mounts() -> dict[str, httpx.AsyncBaseTransport]:
+    """The mounts of the collector's HTTP clients; none outside tests and benchmarks."""
+    return dict(_MOUNTED)
