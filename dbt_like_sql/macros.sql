@@ -1,18 +1,32 @@
 -- Statistics shared by the models; the runner creates these before any model, as temporary
 -- macros of its connection (a DuckLake catalog holds tables and views, not macros).
 
--- 95% Wilson score interval of x successes in n trials (null when n = 0).
-CREATE OR REPLACE TEMP MACRO wilson_low(x, n) AS
-    CASE WHEN n > 0 THEN greatest(0.0,
-        (x / n + 3.841458820694124 / (2 * n)
-         - 1.959963984540054 * sqrt((x / n) * (1 - x / n) / n + 3.841458820694124 / (4 * n * n)))
-        / (1 + 3.841458820694124 / n)) END;
+-- The interval of the share p of n from its centre and half-width (before scaling), clamped to [0, 1].
+CREATE OR REPLACE TEMP MACRO wilson_of(p, n, centre, half) AS
+    {'rate': p,
+     'low': greatest(0.0, (centre - half) / (1 + 3.841458820694124 / n)),
+     'high': least(1.0, (centre + half) / (1 + 3.841458820694124 / n))};
 
-CREATE OR REPLACE TEMP MACRO wilson_high(x, n) AS
-    CASE WHEN n > 0 THEN least(1.0,
-        (x / n + 3.841458820694124 / (2 * n)
-         + 1.959963984540054 * sqrt((x / n) * (1 - x / n) / n + 3.841458820694124 / (4 * n * n)))
-        / (1 + 3.841458820694124 / n)) END;
+-- The share x/n with its 95% Wilson score interval, as a struct (rate, low, high); null when
+-- n = 0. A model computes it once and unpacks it into its columns: `wilson(answers, all_answers)
+-- AS reason_share` in a CTE, then `reason_share.rate AS share, reason_share.low AS share_low, ...`.
+CREATE OR REPLACE TEMP MACRO wilson(x, n) AS
+    CASE WHEN n > 0 THEN wilson_of(x / n, n,
+        x / n + 3.841458820694124 / (2 * n),
+        1.959963984540054 * sqrt((x / n) * (1 - x / n) / n + 3.841458820694124 / (4 * n * n))) END;
+
+-- Its bounds alone (the report's interval bars).
+CREATE OR REPLACE TEMP MACRO wilson_low(x, n) AS wilson(x, n).low;
+CREATE OR REPLACE TEMP MACRO wilson_high(x, n) AS wilson(x, n).high;
+
+-- A day's share x1/n1 against its baseline's x0/n0, each with its interval: the columns rate,
+-- rate_low, rate_high, baseline_rate, baseline_low and baseline_high, as a model selects them
+-- with `unnest(against_baseline(x1, n1, x0, n0))`.
+CREATE OR REPLACE TEMP MACRO shares_against(day_share, week_share) AS
+    {'rate': day_share.rate, 'rate_low': day_share.low, 'rate_high': day_share.high,
+     'baseline_rate': week_share.rate, 'baseline_low': week_share.low, 'baseline_high': week_share.high};
+
+CREATE OR REPLACE TEMP MACRO against_baseline(x1, n1, x0, n0) AS shares_against(wilson(x1, n1), wilson(x0, n0));
 
 -- z statistic of the two-proportion test (pooled variance) of x1/n1 against x0/n0.
 CREATE OR REPLACE TEMP MACRO two_proportion_z(x1, n1, x0, n0) AS

@@ -15,7 +15,7 @@ WITH answers AS (
 ),
 classified AS (
     SELECT request_key, date, platform, source, domain, domain_class, own_brand
-    FROM {{ ref('sample_citations') }}
+    FROM {{ ref('stg_citations') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
     SEMI JOIN {{ ref('stg_samples') }} USING (request_key, date, platform)  -- not the canary prompts
 ),
@@ -38,22 +38,26 @@ by_class AS (
     SELECT date, platform, domain_class, source, count(DISTINCT request_key) AS class_citing_answers
     FROM classified
     GROUP BY ALL
+),
+shared AS (
+    SELECT d.*, a.valid_answers, c.class_citing_answers, wilson(d.citing_answers, a.valid_answers) AS domain_share
+    FROM by_domain AS d
+    JOIN answers AS a USING (date, platform)
+    JOIN by_class AS c USING (date, platform, domain_class, source)
 )
 SELECT
-    d.date,
-    d.platform,
-    d.domain,
-    d.source,
-    d.domain_class,
-    d.own_brand,
-    d.citing_answers,
-    a.valid_answers,
-    d.citing_answers / a.valid_answers AS share,
-    wilson_low(d.citing_answers, a.valid_answers) AS share_low,
-    wilson_high(d.citing_answers, a.valid_answers) AS share_high,
-    c.class_citing_answers / a.valid_answers AS class_share,
-    d.brands_mentioned,
+    date,
+    platform,
+    domain,
+    source,
+    domain_class,
+    own_brand,
+    citing_answers,
+    valid_answers,
+    domain_share.rate AS share,
+    domain_share.low AS share_low,
+    domain_share.high AS share_high,
+    class_citing_answers / valid_answers AS class_share,
+    brands_mentioned,
     $run_id AS run_id
-FROM by_domain AS d
-JOIN answers AS a USING (date, platform)
-JOIN by_class AS c USING (date, platform, domain_class, source)
+FROM shared

@@ -9,16 +9,19 @@ WITH counted AS (
     SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY ALL
 ),
-shared AS (
+totals AS (
     SELECT *, sum(answers) OVER (PARTITION BY date, platform) AS all_answers FROM counted
+),
+shared AS (
+    SELECT *, wilson(answers, all_answers) AS reason_share FROM totals
 )
 SELECT
     date,
     platform,
     reason,
     answers,
-    answers / all_answers AS share,
-    wilson_low(answers, all_answers) AS share_low,
-    wilson_high(answers, all_answers) AS share_high,
+    reason_share.rate AS share,
+    reason_share.low AS share_low,
+    reason_share.high AS share_high,
     $run_id AS run_id
 FROM shared

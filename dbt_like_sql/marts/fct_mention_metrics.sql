@@ -7,6 +7,13 @@ WITH daily AS (
     FROM {{ ref('int_brand_daily') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
 ),
+rated AS (  -- each rate with its interval (macros.sql): mention over valid answers, sentiment over mentions
+    SELECT *,
+           wilson(mentioned_answers, valid_answers) AS mention,
+           wilson(positive_sentiment_answers, mentioned_answers) AS positive,
+           wilson(negative_sentiment_answers, mentioned_answers) AS negative_sentiment
+    FROM daily
+),
 lineage AS (
     SELECT date, platform,
            max(config_version) AS config_version,
@@ -24,9 +31,9 @@ SELECT
     answers,
     valid_answers,
     mentioned_answers,
-    CASE WHEN valid_answers > 0 THEN mentioned_answers / valid_answers END AS mention_rate,
-    wilson_low(mentioned_answers, valid_answers) AS mention_rate_low,
-    wilson_high(mentioned_answers, valid_answers) AS mention_rate_high,
+    mention.rate AS mention_rate,
+    mention.low AS mention_rate_low,
+    mention.high AS mention_rate_high,
     CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
     avg_list_rank,
     CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
@@ -34,17 +41,17 @@ SELECT
     CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
     CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
     -- How the answers that name the brand speak of it (clean/sentiment.py), over those answers.
-    CASE WHEN mentioned_answers > 0 THEN positive_sentiment_answers / mentioned_answers END AS positive_rate,
-    wilson_low(positive_sentiment_answers, mentioned_answers) AS positive_rate_low,
-    wilson_high(positive_sentiment_answers, mentioned_answers) AS positive_rate_high,
-    CASE WHEN mentioned_answers > 0 THEN negative_sentiment_answers / mentioned_answers END AS negative_sentiment_rate,
-    wilson_low(negative_sentiment_answers, mentioned_answers) AS negative_sentiment_rate_low,
-    wilson_high(negative_sentiment_answers, mentioned_answers) AS negative_sentiment_rate_high,
+    positive.rate AS positive_rate,
+    positive.low AS positive_rate_low,
+    positive.high AS positive_rate_high,
+    negative_sentiment.rate AS negative_sentiment_rate,
+    negative_sentiment.low AS negative_sentiment_rate_low,
+    negative_sentiment.high AS negative_sentiment_rate_high,
     CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
     CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
     l.config_version,
     l.analyzer_version,
     l.samples_run_id,
     $run_id AS run_id
-FROM daily
+FROM rated
 JOIN lineage AS l USING (date, platform)

@@ -5,7 +5,9 @@
 --   model, fingerprint  most of the day's answers report a model (system_fingerprint) that no
 --                       answer of the week before reported;
 --   canary_length       the canary prompts' answers longer than the week's median length;
---   canary_lists        canary answers that use a list;
+--   canary_lists        canary answers that use a list (a line that starts with a bullet or a
+--                       number: the canaries name no brand, and cleaned_samples.option_list_kind
+--                       is only the kind of a list of brands, so it is null for every canary);
 --   canary_refusals     canary answers refused;
 -- the canary signals flag at p < 0.001 (two-proportion test, at least 3 baseline days), strict
 -- because five signals are tested on every platform every day, and only on the first day of a
@@ -21,8 +23,8 @@ answers AS (
            length(r.answer_text) AS chars,
            regexp_matches(r.answer_text, '(?m)^[ \t]*(?:[-*•]|[0-9]{1,2}[.)、])[ \t]+\S') AS lists,
            coalesce(s.invalid_reason = 'refusal', false) AS refused
-    FROM {{ ref('raw_ai_responses') }} AS r
-    LEFT JOIN {{ ref('cleaned_samples') }} AS s USING (request_key, date, platform)
+    FROM {{ ref('stg_responses') }} AS r
+    LEFT JOIN {{ ref('stg_all_samples') }} AS s USING (request_key, date, platform)
     WHERE EXISTS (SELECT 1 FROM anchors AS p
                   WHERE p.platform = r.platform AND r.date BETWEEN p.date - INTERVAL 7 DAY AND p.date)
 ),
@@ -102,12 +104,7 @@ SELECT
     n1,
     x0,
     n0,
-    CASE WHEN n1 > 0 THEN x1 / n1 END AS rate,
-    wilson_low(x1, n1) AS rate_low,
-    wilson_high(x1, n1) AS rate_high,
-    CASE WHEN n0 > 0 THEN x0 / n0 END AS baseline_rate,
-    wilson_low(x0, n0) AS baseline_low,
-    wilson_high(x0, n0) AS baseline_high,
+    unnest(against_baseline(x1, n1, x0, n0)),  -- rate, baseline_rate and their intervals (macros.sql)
     z,
     normal_two_sided_p(z) AS p_value,
     coalesce(baseline_days, 0) AS baseline_days,

@@ -92,12 +92,7 @@ SELECT
     category,
     subject,
     CASE WHEN z > 0 THEN 'up' ELSE 'down' END AS direction,
-    x1 / n1 AS rate,
-    wilson_low(x1, n1) AS rate_low,
-    wilson_high(x1, n1) AS rate_high,
-    x0 / n0 AS baseline_rate,
-    wilson_low(x0, n0) AS baseline_low,
-    wilson_high(x0, n0) AS baseline_high,
+    unnest(against_baseline(x1, n1, x0, n0)),  -- rate, baseline_rate and their intervals (macros.sql)
     x1 / n1 - x0 / n0 AS change,
     z,
     p AS p_value,

@@ -16,5 +16,6 @@ SELECT
     config_version,
     run_id AS samples_run_id
 FROM {{ ref('cleaned_samples') }}
--- Canary answers (category canary) are read by fct_canary_daily, never by the brand metrics.
+-- Canary answers (category canary) are read by fct_model_changes (through stg_responses and
+-- stg_all_samples), never by the brand metrics.
 WHERE category <> 'canary'

@@ -78,4 +78,5 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
 
 def build_sql_assets(partitions_def: MultiPartitionsDefinition, project: SqlProject | None = None) -> list:
     project = project or load_project()
-    return [build_model_asset(project, model, partitions_def) for model in project.models.values()]
+    return [build_model_asset(project, model, partitions_def) for model in project.models.values()
+            if model.kind != "ephemeral"]

@@ -10,44 +10,39 @@ incremental model gets the partitions it builds in one of two ways:
 - the named parameters `$date` and `$platform`: the model is run once per partition.
 
 Either way partition values are bound as parameters, never formatted into the text;
-`$run_id` is bound too. Tests live in `<name>.yml` beside it. Adding a model is adding a file.
+`$run_id` is bound too. `<name>.yml` beside it holds its tests and a one-line description of
+each output column. Adding a model is adding a file.
+
+The tables written by the Python assets are the sources, declared once in
+`staging/sources.yml` (each with the asset that writes it); only a staging model refs them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from visibility_assets.warehouse.db import RUN_PARTITIONS
+from visibility_assets.warehouse.tables import TABLES
 
 PROJECT_DIR = Path(__file__).parent / "dbt_like_sql"  # a link to the top-level dbt_like_sql/
-KINDS = ("view", "table", "incremental")
+# ephemeral: no table, no view, no asset; the models that ref it read it as a CTE (dbt's
+# ephemeral materialization). The staging layer over the collection tables is ephemeral, so
+# that layering the SQL adds no step to a run.
+KINDS = ("view", "table", "incremental", "ephemeral")
+LEADING_COMMENTS = re.compile(r"^(\s*--[^\n]*\n)*\s*")
+WITH = re.compile(r"WITH\s", re.IGNORECASE)
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")
 RUN_PARTITIONS_REF = re.compile(r"\{\{\s*run_partitions\s*\}\}")
-HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.M)
+PARAMETER_FREE = re.compile(r"'[^']*'|--[^\n]*")  # string literals and comments, where a $ means nothing
+HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.MULTILINE)
 TEST_KINDS = ("not_null", "unique", "accepted_values", "expression")
-
-# Tables written by the Python assets, and the asset that writes each (None: a command writes it,
-# `visibility replay`, outside the asset graph).
-SOURCES = {
-    "raw_ai_responses": "raw_ai_responses",
-    "collection_requests": "raw_ai_responses",
-    "http_attempts": "raw_ai_responses",
-    "collection_runs": "raw_ai_responses",
-    "collection_tasks": "raw_ai_responses",  # planned by collection_task_sensor, collected by the asset
-    "analyzer_replays": None,
-    "brand_catalog": "brand_catalog",
-    "cleaned_samples": "cleaned_samples",
-    "sample_brand_results": "cleaned_samples",
-    "entity_matches": "cleaned_samples",
-    "sample_state_history": "cleaned_samples",
-    "sample_quarantine": "cleaned_samples",
-    "sample_citations": "cleaned_samples",
-}
+SOURCES_FILE = Path("staging") / "sources.yml"
+STAGING = "staging"  # the layer that reads the sources
 
 
 class ModelError(Exception):
@@ -64,6 +59,15 @@ class ModelTest:
 
 
 @dataclass(frozen=True)
+class Source:
+    """A table a Python asset writes (warehouse/tables.py declares its columns)."""
+
+    name: str
+    asset: str | None  # the asset that writes it; None: a command does (`visibility replay`)
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     path: Path
@@ -73,6 +77,9 @@ class Model:
     sql: str
     refs: tuple[str, ...]
     tests: tuple[ModelTest, ...]
+    columns: dict[str, str] = field(default_factory=dict, hash=False)  # output column -> description
+    sources: tuple[str, ...] = ()  # the source tables it reads, itself or through ephemeral models
+    ephemerals: tuple[tuple[str, str], ...] = ()  # (name, compiled SQL) of the ephemeral models it reads
 
     @property
     def partitioned(self) -> bool:
@@ -84,9 +91,16 @@ class Model:
         return bool(RUN_PARTITIONS_REF.search(self.sql))
 
     def compiled(self) -> str:
-        """The SQL with each ref replaced by the (validated) table name it stands for."""
-        sql = RUN_PARTITIONS_REF.sub(RUN_PARTITIONS, self.sql)
-        return REF.sub(lambda m: m.group(1), sql).strip().rstrip(";")
+        """The SQL with each ref replaced by the (validated) name it stands for, and the
+        ephemeral models it reads, in dependency order, as CTEs of those names."""
+        sql = REF.sub(lambda m: m.group(1), RUN_PARTITIONS_REF.sub(RUN_PARTITIONS, self.sql)).strip().rstrip(";")
+        if not self.ephemerals:
+            return sql
+        body = LEADING_COMMENTS.sub("", sql, count=1)
+        ctes = ", ".join(name + " AS (" + cte + ")" for name, cte in self.ephemerals)
+        if WITH.match(body):
+            return "WITH " + ctes + ", " + body[5:]
+        return "WITH " + ctes + "\n" + body
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,7 @@ class SqlProject:
     root: Path
     models: dict[str, Model]  # in dependency order
     macros: str
+    sources: dict[str, Source]
 
     def reading(self, name: str) -> list[str]:
         """A model and every asset it reads: the deps of an asset that reads the model."""
@@ -106,37 +121,83 @@ class SqlProject:
         found: set[str] = set()
         for ref in model.refs:
             if ref in self.models:
-                found.add(ref)
+                if self.models[ref].kind != "ephemeral":
+                    found.add(ref)
                 found.update(self.upstream_assets(self.models[ref]))
-            elif SOURCES[ref] is not None:
-                found.add(SOURCES[ref])
+            elif self.sources[ref].asset is not None:
+                found.add(self.sources[ref].asset)
         return sorted(found)
 
 
 def load_project(root: Path = PROJECT_DIR) -> SqlProject:
     if not root.is_dir():
         raise ModelError(f"{root}: SQL model folder not found")
+    sources = _read_sources(root / SOURCES_FILE)
     models: dict[str, Model] = {}
+    documented: dict[str, dict | str] = {}  # each model's `columns:`, as its YAML gives them
     for path in sorted(root.rglob("*.sql")):
         if path.name == "macros.sql":
             continue
-        model = _read_model(root, path)
+        model, documented[path.stem] = _read_model(root, path)
         if model.name in models:
             raise ModelError(f"{path}: model name {model.name!r} is also defined in {models[model.name].path}")
-        if model.name in SOURCES:
+        if model.name in sources:
             raise ModelError(f"{path}: model name {model.name!r} is the name of a table written by an asset")
         models[model.name] = model
-    for model in models.values():
+    for name, model in models.items():
         for ref in model.refs:
-            if ref not in models and ref not in SOURCES:
+            if ref not in models and ref not in sources:
                 raise ModelError(f"{model.path}: ref('{ref}') is neither a model nor a source table"
-                                 f" (sources: {', '.join(sorted(SOURCES))})")
+                                 f" (sources: {', '.join(sorted(sources))})")
+            if ref in sources and model.layer != STAGING:
+                raise ModelError(f"{model.path}: ref('{ref}') reads a source table; only {STAGING} models read"
+                                 f" sources: ref a {STAGING} view of it (a stg_ model selecting the columns needed)")
+        models[name] = replace(model, sources=tuple(r for r in model.refs if r in sources),
+                               columns=_columns(model, documented))
+    order = _topological_order(models)
+    for name in order:  # the ephemeral models a model reads, and their sources, reached through them
+        models[name] = _with_ephemerals(models[name], models)
     macros_path = root / "macros.sql"
     macros = macros_path.read_text(encoding="utf-8") if macros_path.exists() else ""
-    return SqlProject(root, {name: models[name] for name in _topological_order(models)}, macros)
+    return SqlProject(root, {name: models[name] for name in order}, macros, sources)
 
 
-def _read_model(root: Path, path: Path) -> Model:
+def _with_ephemerals(model: Model, models: dict[str, Model]) -> Model:
+    """The model with the ephemeral models it reads (theirs first, each once) and their sources;
+    the models it refs come before it in `models`' order, so theirs are already resolved."""
+    ephemerals: dict[str, str] = {}
+    sources = dict.fromkeys(model.sources)
+    for ref in model.refs:
+        read = models.get(ref)
+        if read is not None and read.kind == "ephemeral":
+            ephemerals.update(read.ephemerals)
+            ephemerals[ref] = REF.sub(lambda m: m.group(1), read.sql).strip().rstrip(";")
+            sources.update(dict.fromkeys(read.sources))
+    return replace(model, ephemerals=tuple(ephemerals.items()), sources=tuple(sources))
+
+
+def _read_sources(path: Path) -> dict[str, Source]:
+    """staging/sources.yml: `sources:`, a list of {name, asset, description}."""
+    data = _read_yaml(path) if path.exists() else None
+    if not isinstance(data, dict) or set(data) != {"sources"} or not isinstance(data["sources"], list):
+        raise ModelError(f"{path}: expected a mapping with one key 'sources', a list of source tables")
+    sources: dict[str, Source] = {}
+    for index, entry in enumerate(data["sources"]):
+        where = f"{path}: sources[{index}]"
+        if not isinstance(entry, dict) or not {"name", "asset"} <= set(entry) <= {"name", "asset", "description"}:
+            raise ModelError(f"{where}: expected 'name', 'asset' (null when no asset writes it) and a 'description'")
+        name, asset = entry["name"], entry["asset"]
+        if not isinstance(name, str) or name not in TABLES:
+            raise ModelError(f"{where}: {name!r} is not a table of visibility_assets/warehouse/tables.py")
+        if name in sources:
+            raise ModelError(f"{where}: source {name!r} is listed twice")
+        if asset is not None and not (isinstance(asset, str) and NAME.match(asset)):
+            raise ModelError(f"{where}: asset must be an asset name or null")
+        sources[name] = Source(name, asset, str(entry.get("description") or ""))
+    return sources
+
+
+def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
     name = path.stem
     if not NAME.match(name):
         raise ModelError(f"{path}: a model file name must be lowercase letters, digits and _")
@@ -144,7 +205,7 @@ def _read_model(root: Path, path: Path) -> Model:
     header = dict(HEADER.findall(sql))
     kind = header.get("kind")
     if kind not in KINDS:
-        raise ModelError(f"{path}: header must declare '-- kind: view|table|incremental' (found {kind!r})")
+        raise ModelError(f"{path}: header must declare '-- kind: {'|'.join(KINDS)}' (found {kind!r})")
     grain = tuple(c.strip() for c in header.get("grain", "").split(",") if c.strip())
     if not grain:
         raise ModelError(f"{path}: header must declare '-- grain: column, ...'")
@@ -167,28 +228,60 @@ def _read_model(root: Path, path: Path) -> Model:
         raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
     relative = path.relative_to(root)
     layer = relative.parts[0] if len(relative.parts) > 1 else "models"
-    return Model(name, path, layer, kind, grain, sql, refs, _read_tests(path.with_suffix(".yml"), name))
+    spec = _read_spec(path.with_suffix(".yml"))
+    tests = tuple(_read_test(path.with_suffix(".yml"), index, entry)
+                  for index, entry in enumerate(spec.get("tests") or []))
+    if kind == "ephemeral" and (tests or "$" in PARAMETER_FREE.sub("", sql)):
+        raise ModelError(f"{path}: an ephemeral model has no table to test and takes no parameters:"
+                         " test the models that read it")
+    return Model(name, path, layer, kind, grain, sql, refs, tests), spec.get("columns") or {}
 
 
-def _read_tests(path: Path, model: str) -> tuple[ModelTest, ...]:
-    if not path.exists():
-        return ()
+def _read_yaml(path: Path):
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ModelError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict) or set(data) - {"tests"}:
-        raise ModelError(f"{path}: expected a mapping with one key 'tests'")
-    tests = []
-    for index, entry in enumerate(data.get("tests") or []):
-        if not isinstance(entry, dict) or len(entry) != 1 or next(iter(entry)) not in TEST_KINDS:
-            raise ModelError(f"{path}: tests[{index}] must be one of {', '.join(TEST_KINDS)}")
-        kind, spec = next(iter(entry.items()))
-        tests.append(_test(path, index, model, kind, spec))
-    return tuple(tests)
 
 
-def _test(path: Path, index: int, model: str, kind: str, spec) -> ModelTest:
+def _read_spec(path: Path) -> dict:
+    """A model's YAML: `tests` (a list), `columns` (each output column -> one line describing
+    it, or the name of the model whose columns it selects, documented there)."""
+    if not path.exists():
+        return {}
+    data = _read_yaml(path) or {}
+    if not isinstance(data, dict) or set(data) - {"tests", "columns"}:
+        raise ModelError(f"{path}: expected a mapping with the keys 'tests' and 'columns'")
+    columns = data.get("columns")
+    described = isinstance(columns, dict) and all(
+        isinstance(c, str) and isinstance(d, str) and d.strip() and "\n" not in d.strip() for c, d in columns.items())
+    if columns is not None and not described and not (isinstance(columns, str) and NAME.match(columns)):
+        raise ModelError(f"{path}: 'columns' must map each output column to a one-line description,"
+                         " or name the model whose columns it selects")
+    return data
+
+
+def _columns(model: Model, documented: dict[str, dict | str]) -> dict[str, str]:
+    """The model's column descriptions, or those of the model it names for them."""
+    seen = [model.name]
+    columns = documented[model.name]
+    while isinstance(columns, str):
+        if columns not in documented or columns in seen:
+            raise ModelError(f"{model.path.with_suffix('.yml')}: columns: {columns!r} is not a model documenting"
+                             " its own columns")
+        seen.append(columns)
+        columns = documented[columns]
+    return dict(columns)
+
+
+def _read_test(path: Path, index: int, entry) -> ModelTest:
+    if not isinstance(entry, dict) or len(entry) != 1 or next(iter(entry)) not in TEST_KINDS:
+        raise ModelError(f"{path}: tests[{index}] must be one of {', '.join(TEST_KINDS)}")
+    kind, spec = next(iter(entry.items()))
+    return _test(path, index, kind, spec)
+
+
+def _test(path: Path, index: int, kind: str, spec) -> ModelTest:
     where = f"{path}: tests[{index}] ({kind})"
     if kind in ("not_null", "unique"):
         columns = tuple(spec) if isinstance(spec, list) else ()

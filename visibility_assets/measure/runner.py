@@ -44,7 +44,9 @@ def ensure_upstream(conn: duckdb.DuckDBPyConnection, project: SqlProject, model:
 def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
                 run_id: str) -> int:
     """Materialize the model (for incremental ones, each partition); returns rows written."""
-    ensure_sources(conn, model.refs)
+    if model.kind == "ephemeral":
+        return 0  # nothing of its own: the models that read it hold its SQL
+    ensure_sources(conn, model.sources)
     body = model.compiled()
     if model.kind == "view":
         conn.execute("CREATE OR REPLACE VIEW " + model.name + " AS " + body)
@@ -56,7 +58,7 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
         return 0
     fill_run_partitions(conn, partitions)
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
-    prepare_table(conn, model, partitions, run_id)
+    _create_or_widen(conn, model, body, runs[0])
     conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     if model.set_based:
         # One statement for the whole run; rows outside the run's partitions are not its to write.
@@ -75,12 +77,19 @@ def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seq
     Returns whether columns were added."""
     if model.kind != "incremental" or not partitions:
         return False
-    ensure_sources(conn, model.refs)
+    ensure_sources(conn, model.sources)
     fill_run_partitions(conn, partitions)
-    body = model.compiled()
     params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}
-    conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
-                 bind(body, params))
+    return _create_or_widen(conn, model, model.compiled(), params)
+
+
+def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
+    """Create the table from the model's columns, or append the ones its SQL added (each way
+    DuckDB plans the model once)."""
+    if model.name not in existing_tables(conn):
+        conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
+                     bind(body, params))
+        return False
     return _append_new_columns(conn, model, body, params)
 
 

@@ -1,0 +1,12 @@
+-- kind: ephemeral
+-- grain: request_key, attempt
+-- One row per HTTP attempt of a request.
+SELECT
+    request_key,
+    attempt,
+    date,
+    platform,
+    started_at,
+    http_status,
+    error_class
+FROM {{ ref('http_attempts') }}
