@@ -179,3 +179,27 @@ def test_every_negative_cue_the_rules_read_is_one_the_gate_finds():
     cues = [*NEGATIVE_CUES_BEFORE, *NEGATIVE_IN_CLAUSE_AFTER.pattern.replace("\\b", "").split("|"), "避免", "不推荐", "不建议",
             *ADVICE_AGAINST_IT_VERBS]
     assert [cue for cue in cues if not any(gate in cue for gate in NEGATIVE_GATE_CUES)] == []
+
+
+CANARY_QUESTION = "Describe, in a few points, what you can help a small team with."
+CANARY_PROSE = ("I can help a small team plan its week, draft documents, summarise meetings and answer questions"
+                " about the tools it uses, with each of these explained in plain sentences.")
+
+
+@pytest.mark.parametrize(("lists", "kind"), [
+    ("1. Plan the week\n2. Draft documents", "numbered"), ("* Plan the week\n* Draft documents", "bullet"),
+    ("12) Plan the week\n13) Draft documents", "numbered"), ("1、计划一周\n2、起草文档", "numbered"),
+    ("• Plan the week\n• Draft documents", "bullet"), ("Here is what:\n- Plan the week\n- Draft documents", "bullet"),
+    ("| Task | How |\n|---|---|\n| Plan | weekly |\n| Draft | docs |", "table"),
+])
+def test_a_canary_answers_option_list_is_its_first_list_whatever_it_lists(lists, kind):
+    """A canary prompt names no brand: its option_list_kind is the kind of its first list, what the
+    model-change canary's list-use signal counts."""
+    answer = _run(CANARY_PROSE + "\n\n" + lists, "canary", CANARY_QUESTION)
+    assert answer.option_list_kind == kind
+    assert _run(CANARY_PROSE, "canary", CANARY_QUESTION).option_list_kind is None
+
+
+def test_a_brand_answers_list_that_offers_no_brand_is_no_option_list():
+    answer = _run("选云服务要看：\n1. 价格\n2. 稳定性\n\n阿里云和 AWS 都可以考虑。")
+    assert answer.valid and answer.option_list_kind is None and answer.brand("阿里云").list_rank is None

@@ -391,15 +391,17 @@ def test_the_day_a_platform_changed_its_model_is_an_alert_and_labels_the_others(
 # --- fct_model_changes --------------------------------------------------------------------------
 
 def collected(warehouse: Warehouse, day, count: int, category: str = "cat", texts=None, refused: int = 0,
-              key: str = "r", platform: str = "deepseek", **values) -> None:
-    """`count` answers of the day as collected and cleaned, the first `refused` refusals; a
-    callable value is called with the answer's index."""
+              key: str = "r", platform: str = "deepseek", lists: int = 0, **values) -> None:
+    """`count` answers of the day as collected and cleaned, the first `refused` refusals, the
+    first `lists` with a list (the analyzer's option_list_kind); a callable value is called with
+    the answer's index."""
     keys = [f"{key}-{platform}-{category}-{day}-{i}" for i in range(count)]
     warehouse.insert("raw_ai_responses", [
         response(k, day, platform, category=category, answer_text=(texts[i] if texts else "An answer."),
                  **{c: v(i) if callable(v) else v for c, v in values.items()}) for i, k in enumerate(keys)])
     warehouse.insert("cleaned_samples", [sample(k, day, platform, category=category, valid=i >= refused,
-                                                invalid_reason="refusal" if i < refused else None)
+                                                invalid_reason="refusal" if i < refused else None,
+                                                option_list_kind="bullet" if i < lists else None)
                                          for i, k in enumerate(keys)])
 
 
@@ -474,7 +476,7 @@ def test_answers_without_a_fingerprint_are_left_out_of_the_fingerprint_signal():
     assert (row["x1"], row["n1"], row["n0"], row["flagged"]) == (6, 6, 15, True)
 
 
-PROSE, LIST = "x alpha beta", "- alpha beta"  # the same length: only list use differs
+PROSE, LIST = "x alpha beta", "- alpha beta"  # the same length: only list use differs (cleaned: a bullet list)
 
 
 @pytest.fixture(scope="module")
@@ -483,7 +485,7 @@ def list_shift() -> dict[tuple, dict]:
     warehouse = Warehouse()
     week(warehouse, count=10, category="canary", texts=[PROSE] * 10)
     for day in (DAY, DAY + timedelta(days=1)):
-        collected(warehouse, day, 10, category="canary", texts=[LIST] * 10)
+        collected(warehouse, day, 10, category="canary", texts=[LIST] * 10, lists=10)
     return changes(warehouse, [HERE, Partition(DAY + timedelta(days=1), "deepseek")])
 
 
@@ -502,23 +504,24 @@ def test_a_lasting_shift_is_flagged_once_not_on_the_days_after(list_shift):
     assert row["flagged"] is False  # but the day before was flagged already
 
 
-LISTS = ["1. alpha", "  * alpha", "12) alpha", "3、 alpha", "• alpha", "intro\n- alpha"]
-
-
 @pytest.fixture(scope="module")
-def list_markers() -> dict[tuple, dict]:
-    """On a platform for each marker: a canary answer with a list of it, one without any list."""
+def list_kinds() -> dict[tuple, dict]:
+    """On a platform for each kind of list the analyzer finds: one canary answer with it, one without."""
     warehouse = Warehouse()
-    for i, text in enumerate(LISTS):
-        collected(warehouse, DAY, 2, category="canary", texts=[text, "no list - here 1. either"], platform=f"p{i}")
-    return by(warehouse.build("fct_model_changes", [Partition(DAY, f"p{i}") for i in range(len(LISTS))]),
+    for i, kind in enumerate(LIST_KINDS):
+        collected(warehouse, DAY, 2, category="canary", platform=f"p{i}", lists=1,
+                  texts=[LIST, PROSE]) if kind else collected(warehouse, DAY, 2, category="canary", platform=f"p{i}")
+    return by(warehouse.build("fct_model_changes", [Partition(DAY, f"p{i}") for i in range(len(LIST_KINDS))]),
               "platform", "signal")
 
 
-@pytest.mark.parametrize("index", range(len(LISTS)), ids=LISTS)
-def test_a_canary_answer_uses_a_list_when_a_line_starts_with_an_item_marker(list_markers, index):
-    row = list_markers[(f"p{index}", "canary_lists")]
-    assert (row["x1"], row["n1"]) == (1, 2)
+LIST_KINDS = ("numbered", None)
+
+
+@pytest.mark.parametrize(("index", "expected"), [(0, (1, 2)), (1, (0, 2))])
+def test_a_canary_answer_uses_a_list_when_its_cleaned_sample_has_an_option_list_kind(list_kinds, index, expected):
+    row = list_kinds[(f"p{index}", "canary_lists")]
+    assert (row["x1"], row["n1"]) == expected
 
 
 def _long_canaries(warehouse, platform):
@@ -561,7 +564,7 @@ def test_a_shift_in_the_canaries_length_or_refusals_is_flagged(canary_shifts, si
 def test_a_canary_shift_needs_three_days_of_baseline():
     warehouse = Warehouse()
     week(warehouse, days=2, count=10, category="canary", texts=[PROSE] * 10)
-    collected(warehouse, DAY, 10, category="canary", texts=[LIST] * 10)
+    collected(warehouse, DAY, 10, category="canary", texts=[LIST] * 10, lists=10)
     row = changes(warehouse, [HERE])[(DAY, "canary_lists")]
     assert row["baseline_days"] == 2 and row["p_value"] < 0.001 and row["flagged"] is False
 

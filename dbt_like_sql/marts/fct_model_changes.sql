@@ -5,9 +5,9 @@
 --   model, fingerprint  most of the day's answers report a model (system_fingerprint) that no
 --                       answer of the week before reported;
 --   canary_length       the canary prompts' answers longer than the week's median length;
---   canary_lists        canary answers that use a list (a line that starts with a bullet or a
---                       number: the canaries name no brand, and cleaned_samples.option_list_kind
---                       is only the kind of a list of brands, so it is null for every canary);
+--   canary_lists        canary answers that use a list (cleaned_samples.option_list_kind: for a
+--                       canary prompt, which offers no brand, the kind of its first list, table,
+--                       heading run or run of bold lines);
 --   canary_refusals     canary answers refused;
 -- the canary signals flag at p < 0.001 (two-proportion test, at least 3 baseline days), strict
 -- because five signals are tested on every platform every day, and only on the first day of a
@@ -21,7 +21,7 @@ WITH anchors AS (
 answers AS (
     SELECT r.date, r.platform, r.category = 'canary' AS canary, r.response_model, r.system_fingerprint,
            length(r.answer_text) AS chars,
-           regexp_matches(r.answer_text, '(?m)^[ \t]*(?:[-*•]|[0-9]{1,2}[.)、])[ \t]+\S') AS lists,
+           s.option_list_kind IS NOT NULL AS lists,
            coalesce(s.invalid_reason = 'refusal', false) AS refused
     FROM {{ ref('stg_responses') }} AS r
     LEFT JOIN {{ ref('stg_all_samples') }} AS s USING (request_key, date, platform)

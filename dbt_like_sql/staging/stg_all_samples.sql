@@ -9,6 +9,7 @@ SELECT
     category,
     valid,
     invalid_reason,
+    option_list_kind,
     config_version,
     analyzer_version
 FROM {{ ref('cleaned_samples') }}

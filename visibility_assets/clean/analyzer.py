@@ -26,11 +26,11 @@ from visibility_assets.clean.validity import (
     STRONG_REFUSAL,
 )
 from visibility_assets.config import BrandCatalog
-from visibility_assets.config.schema import MAX_ANSWER_CHARS
+from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.2.0"
+ANALYZER_VERSION = "1.2.1"
 
 # Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
 NEGATIVE_CUES_BEFORE = (
@@ -186,6 +186,8 @@ class Analyzer:
 
         body = strip_scope(text, scope)
         structure, options = _primary_list(body, accepted) if accepted else (None, [])
+        if category == CANARY:  # offers no brands: its option list is its first list, whatever it lists
+            structure = next(iter(find_structures(body)), None)
         reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
         if reason:
             for hit in accepted:
