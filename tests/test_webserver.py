@@ -1,4 +1,7 @@
-"""The UI path for real: dagster-webserver on loopback, a partition launched through GraphQL."""
+"""The UI path for real: dagster-webserver and the daemon on loopback, partitions launched through
+GraphQL. The module starts them once, over one data directory and a simulator on loopback at 4
+requests per second per platform (each run collects for about 6 s); each test uses days and
+platforms of its own."""
 
 import os
 import signal
@@ -6,14 +9,21 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from dagster import DagsterInstance
 
+from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.operate.instance import ensure_dagster_home
+from visibility_assets.tools.simulator.behaviour import SimulatorSettings
+from visibility_assets.tools.simulator.server import SimulatorServer
 from visibility_assets.warehouse.lake import lake_settings, reading
+
+from .conftest import FAST, write_config
 
 pytestmark = pytest.mark.system
 
@@ -39,8 +49,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def webserver(visibility_home, loopback_config_dir, simulator):
+@dataclass
+class UI:
+    url: str  # the webserver's GraphQL endpoint
+    simulator: SimulatorServer
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ui")
+    with pytest.MonkeyPatch.context() as env, \
+            SimulatorServer(SimulatorSettings(seed=1, default=FAST), load_config(EXAMPLE_CONFIG_DIR)) as simulator:
+        env.setenv("VISIBILITY_HOME", str(root / "home"))
+        env.setenv("DAGSTER_HOME", str(root / "home" / "dagster_home"))
+        env.setenv("VISIBILITY_CONFIG_DIR", str(write_config(root / "config", simulator.port, rate_limit_rps=4)))
+        with _webserver_and_daemon() as url:
+            yield UI(url, simulator)
+
+
+@contextmanager
+def _webserver_and_daemon():
     ensure_dagster_home()
     # The instance's SQLite storage is created here, once: the webserver, its code server and
     # the daemon starting side by side each tried to create it and raced on its migrations.
@@ -75,7 +103,8 @@ def webserver(visibility_home, loopback_config_dir, simulator):
                 os.killpg(process.pid, signal.SIGKILL)
 
 
-def test_a_partition_launched_through_graphql_materializes_with_its_tags(webserver):
+def test_a_partition_launched_through_graphql_materializes_with_its_tags(ui):
+    webserver = ui.url
     tags = [{"key": "dagster/partition", "value": "2026-11-09|qwen"},
             {"key": "dagster/partition/date", "value": "2026-11-09"},
             {"key": "dagster/partition/platform", "value": "qwen"}]
@@ -103,18 +132,6 @@ def test_a_partition_launched_through_graphql_materializes_with_its_tags(webserv
     assert {(("raw_ai_responses",), "2026-11-09|qwen"), (("cleaned_samples",), "2026-11-09|qwen")} <= materialized
 
 
-@pytest.fixture
-def slow_platforms(loopback_config_dir):
-    """24 requests at 4 per second: each run collects for about 6 s."""
-    import yaml
-
-    path = loopback_config_dir / "platforms.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for platform in data["platforms"]:
-        platform["rate_limit_rps"] = 4
-    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-
-
 TIMES = """
 query Run($runId: ID!) { runOrError(runId: $runId) { ... on Run { status startTime endTime } } }"""
 
@@ -135,8 +152,9 @@ def _launch(url: str, day: str, platform: str, run_config: dict | None = None) -
 ASK = {"ops": {"raw_ai_responses": {"config": {"ask": {"questions": ["q001", "q002"], "rounds": 3}}}}}
 
 
-def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slow_platforms, webserver):
+def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(ui):
     """qwen-2 is an ad-hoc request from the launchpad for qwen-1's day: it waits its turn too."""
+    webserver = ui.url
     runs = {name: _launch(webserver, day, platform, config)
             for name, (day, platform, config) in {"qwen-1": ("2026-11-11", "qwen", None),
                                                   "qwen-2": ("2026-11-11", "qwen", ASK),
@@ -156,7 +174,8 @@ def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(slo
     assert k_start < max(q1_end, q2_end) and min(q1_start, q2_start) < k_end  # kimi beside a qwen run
     with reading(lake_settings()) as conn:
         keys = conn.execute("SELECT task_id IS NULL, count(DISTINCT request_key), count(*), min(round), max(round)"
-                            " FROM raw_ai_responses WHERE platform = 'qwen' GROUP BY ALL ORDER BY 1").fetchall()
+                            " FROM raw_ai_responses WHERE platform = 'qwen' AND date = DATE '2026-11-11'"
+                            " GROUP BY ALL ORDER BY 1").fetchall()
     assert keys == [(False, 6, 6, 3, 5), (True, 24, 24, 1, 2)]  # the ad-hoc rounds after the nightly ones
 
 
@@ -179,21 +198,23 @@ def _wait(condition, timeout_s: float, what: str):
     pytest.fail(f"{what}: not within {timeout_s:.0f} s")
 
 
-def test_a_killed_run_worker_fails_its_run_frees_its_platform_and_is_retried(slow_platforms, simulator, webserver):
+def test_a_killed_run_worker_fails_its_run_frees_its_platform_and_is_retried(ui):
     """SIGKILL of a run worker the daemon launched: run monitoring marks the run failed, the
     platform's next queued run starts within 2 minutes, and the run retry finishes the partition
     without re-sending an answer the killed worker had stored."""
     from dagster import DagsterEventType
     from dagster._core.storage.dagster_run import RunsFilter
 
+    webserver, simulator = ui.url, ui.simulator
     killed_day, next_day = "2026-11-12", "2026-11-13"
-    killed = _launch(webserver, killed_day, "qwen")
-    waiting = _launch(webserver, next_day, "qwen")  # queued behind it: one run per platform
 
     def stats() -> dict:
-        return httpx.get(f"{simulator.url}/_stats").json().get("qwen", {})
+        return simulator.app.stats_json().get("qwen", {})
 
-    _wait(lambda: stats().get("answered", 0) >= 6, 120, "the first run collecting")
+    answered_before = stats().get("answered", 0)  # by the module's other tests
+    killed = _launch(webserver, killed_day, "qwen")
+    waiting = _launch(webserver, next_day, "qwen")  # queued behind it: one run per platform
+    _wait(lambda: stats().get("answered", 0) >= answered_before + 6, 120, "the first run collecting")
     with DagsterInstance.get() as instance:
         start = instance.get_records_for_run(killed, of_type=DagsterEventType.RUN_START, limit=1).records
         os.kill(start[0].event_log_entry.dagster_event.pid, signal.SIGKILL)

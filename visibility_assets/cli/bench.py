@@ -36,8 +36,9 @@ def add_parser(commands) -> None:
                          help="Dagster instance storage: the default SQLite files, PostgreSQL ($VISIBILITY_PG_URL),"
                               " or in memory")
     metrics.set_defaults(handler=run_metrics)
-    reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x 6 platforms of answers")
+    reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x K platforms of answers")
     reanalysis.add_argument("--days", type=positive_int, default=30)
+    reanalysis.add_argument("--platforms", type=positive_int, default=6)
     reanalysis.set_defaults(handler=run_reanalysis)
     ingest = benches.add_parser("ingest", help="raw answers written partition by partition: the lake and a DuckDB file")
     ingest.add_argument("--days", type=positive_int, default=10)
@@ -72,7 +73,7 @@ def run_metrics(args) -> int:
 
 def run_reanalysis(args) -> int:
     from visibility_assets.tools.bench.reanalysis import run_reanalysis_bench
-    return _print(run_reanalysis_bench(args.days))
+    return _print(run_reanalysis_bench(args.days, min(args.platforms, 6)))
 
 
 def run_ingest(args) -> int:

@@ -1,4 +1,4 @@
-"""`visibility bench reanalysis`: the alias-change path over D days x 6 platforms of stored raw
+"""`visibility bench reanalysis`: the alias-change path over D days x K platforms of stored raw
 answers (written by the simulator's answer generator, as collection would store them): one
 single run per platform of cleaned_samples and everything downstream, as `visibility backfill`
 runs it."""
@@ -17,7 +17,7 @@ import pyarrow as pa
 from visibility_assets.tools.bench import LAST_DAY, scratch_home
 
 
-def seed_raw_answers(config, days: int) -> int:
+def seed_raw_answers(config, days: int, platforms=None) -> int:
     from visibility_assets.collect.plan import content_hash, plan_requests
     from visibility_assets.tools.simulator.answers import compose_answer, sim_brands_by_category
     from visibility_assets.warehouse.lake import lake_settings, write_with_retry
@@ -27,7 +27,7 @@ def seed_raw_answers(config, days: int) -> int:
     rows, now = [], datetime.now(UTC)
     for offset in range(days):
         day = (LAST_DAY - timedelta(days=offset)).isoformat()
-        for platform in config.platforms:
+        for platform in platforms or config.platforms:
             for request in plan_requests(config, platform, day):
                 text = compose_answer(random.Random(request.request_key), request.question_text,
                                       brands.get(request.category, ()), platform.name, day)
@@ -49,24 +49,26 @@ def seed_raw_answers(config, days: int) -> int:
     return len(rows)
 
 
-def run_reanalysis_bench(days: int = 30, progress=lambda message: print(message, file=sys.stderr)) -> dict:
+def run_reanalysis_bench(days: int = 30, platforms: int = 6,
+                         progress=lambda message: print(message, file=sys.stderr)) -> dict:
     with scratch_home("bench-reanalysis-"):
         from visibility_assets.config import load_config
         from visibility_assets.runs import run_backfill
         from visibility_assets.warehouse.lake import lake_settings, reading
 
         config = load_config()
-        answers = seed_raw_answers(config, days)
-        progress(f"bench reanalysis: {answers} stored answers, {days} days x {len(config.platforms)} platforms")
+        chosen = config.platforms[:platforms]
+        answers = seed_raw_answers(config, days, chosen)
+        progress(f"bench reanalysis: {answers} stored answers, {days} days x {len(chosen)} platforms")
         started = time.perf_counter()
         log = io.StringIO()
-        status = run_backfill(config, LAST_DAY - timedelta(days=days - 1), LAST_DAY, config.platform_names, out=log)
+        status = run_backfill(config, LAST_DAY - timedelta(days=days - 1), LAST_DAY, [p.name for p in chosen], out=log)
         wall = time.perf_counter() - started
         progress(log.getvalue().rstrip())
         with reading(lake_settings()) as conn:
             samples = conn.execute("SELECT count(*) FROM cleaned_samples").fetchall()[0][0]
             metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
-    return {"days": days, "platforms": len(config.platforms), "partitions": days * len(config.platforms),
+    return {"days": days, "platforms": len(chosen), "partitions": days * len(chosen),
             "answers": answers, "samples_reanalysed": samples, "metric_rows": metric_rows, "success": status == 0,
             "wall_s": round(wall, 2), "instance": "sqlite (the default instance)",
             "definition": "wall_s: brand_catalog, then one single run per platform over the whole date range of"
