@@ -11,10 +11,9 @@ import pytest
 from dagster import DagsterRunStatus
 
 from tests.cli import visibility
-from tests.pipeline import pipeline, read_warehouse
+from tests.pipeline import materialize_for, pipeline, read_warehouse
 from visibility_assets.core.partitions import partition_tags
 from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
 
 DAY = "2026-11-05"
 
@@ -36,7 +35,7 @@ def _rows(sql: str, params: dict | None = None):
 @pytest.mark.system  # the command in its own process, against the simulator on loopback
 def test_ask_waits_for_the_platforms_run_then_adds_rounds_of_its_own(visibility_home, loopback_config_dir, simulator):
     defs, instance = pipeline(), get_instance()
-    assert materialize_partition(defs, DAY, "qwen", instance).success
+    assert materialize_for(["raw_ai_responses"], DAY, "qwen", defs=defs).success  # the night's answers
     nightly_keys = {key for (key,) in _rows("SELECT request_key FROM raw_ai_responses")}
     sent_before = _received(simulator, "qwen")
     # Another run of qwen is in progress: ask must not start beside it (one run per platform).

@@ -1,34 +1,51 @@
-"""One platform's partition materialized, then materialized again, as a run worker does it:
-the raw answers (from the simulated platforms in this process), the cleaned samples and the
-mention metrics, each pass replacing the partition's rows in one transaction per table.
+"""One platform's partition written, then written again, the way the nightly job's assets write
+it, without Dagster's own bookkeeping: the raw answers (collected from the simulated platforms in
+this process and published), the cleaned samples, and the mention metrics with the models they
+are built from, each step the same calls and transactions as its asset.
 
     python -m tests.workers.partition_writer CONFIG_DIR DATE PLATFORM PASSES
 
-Prints one JSON line: the success and run id of each pass.
+Prints one JSON line: the run id of each pass and the rows it wrote.
 """
 
 import json
-import os
 import sys
-
-from dagster import DagsterInstance
+import uuid
 
 from tests.conftest import FAST, in_process
-from tests.pipeline import materialize_for
-from visibility_assets.config import CONFIG_DIR_ENV
+from visibility_assets.clean.defs import clean_partitions
+from visibility_assets.collect.collector import collect_partitions
+from visibility_assets.collect.publish import publish
+from visibility_assets.config import load_config
+from visibility_assets.core.partitions import Partition
+from visibility_assets.measure.project import load_project
+from visibility_assets.measure.runner import materialize_model
 from visibility_assets.tools.simulator.behaviour import SimulatorSettings
+from visibility_assets.warehouse.lake import lake_settings
+from visibility_assets.warehouse.resource import WarehouseResource
+
+MODELS = ("stg_samples", "stg_brand_results", "int_brand_daily", "fct_mention_metrics", "mention_metrics")
+
+
+def write_partition(config, partition: Partition, warehouse: WarehouseResource) -> dict:
+    run_id = uuid.uuid4().hex
+    outcomes = collect_partitions(config, [partition], run_id, warehouse.settings())
+    published = publish(warehouse, outcomes, run_id)
+    clean_partitions([partition], config.catalog, warehouse, run_id, config.domains)
+    project = load_project()
+    built = {name: materialize_model(warehouse, project, project.models[name],
+                                     [partition] if project.models[name].partitioned else [], run_id).rows
+             for name in MODELS}
+    return {"run_id": run_id, "answers": [p.answers for p in published.values()], "rows": built,
+            "errors": [str(o.error) for o in outcomes if o.error is not None]}
 
 
 def main(config_dir: str, date: str, platform: str, passes: int) -> None:
-    os.environ[CONFIG_DIR_ENV] = config_dir
-    instance = DagsterInstance.ephemeral()
-    results = []
+    config = load_config(config_dir)
+    warehouse = WarehouseResource.from_settings(lake_settings())
     with in_process(SimulatorSettings(seed=1, default=FAST)):
-        for _ in range(passes):
-            run = materialize_for(["mention_metrics"], date, platform, instance)
-            failures = [e.event_specific_data.error.message for e in run.get_step_failure_events()]
-            results.append({"success": run.success, "run_id": run.run_id, "errors": failures})
-    print(json.dumps({"platform": platform, "passes": results}))
+        written = [write_partition(config, Partition.of(f"{date}|{platform}"), warehouse) for _ in range(passes)]
+    print(json.dumps({"platform": platform, "passes": written}))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, a
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="visibility", description="Brand AI-visibility pipeline.")
-    parser.add_argument("--config-dir", help="folder of brands/questions/platforms.yaml"
+    parser.add_argument("--config-dir", help="the config folder (brands.yaml, questions.yaml, platforms.yaml, ...)"
                         f" (default: ${CONFIG_DIR_ENV} or the shipped example)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:

@@ -1,6 +1,6 @@
 """Collect: raw_ai_responses, every answer of one platform on one day, verbatim, exactly once."""
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from datetime import time as clock_time
 from zoneinfo import ZoneInfo
 
@@ -22,6 +22,7 @@ from pydantic import Field
 
 from visibility_assets.collect.collector import SETUP_ERRORS, PartitionOutcome
 from visibility_assets.collect.ledger import partition_totals
+from visibility_assets.collect.publish import publish
 from visibility_assets.collect.resource import CollectorResource
 from visibility_assets.collect.tally import CollectionTally
 from visibility_assets.config import UnknownPlatform, VisibilityConfig
@@ -103,10 +104,7 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         task = task_of_run(context.run_id, config, loaded, partitions, warehouse)
         outcomes = collector.collect(loaded, partitions, context.run_id, warehouse,
                                      resolve_deadline(config.deadline), context.log.info, task)
-        # Publish even a failed collection: what did arrive, and why the rest did not, is visible.
-        published = {(o.date, o.platform): warehouse.publish_collection(
-                         o.date, o.platform, o.report.planned_keys, run_row(context.run_id, o, task))
-                     for o in outcomes if o.report is not None}
+        published = publish(warehouse, outcomes, context.run_id, task)
         stored = {partition: p.answers for partition, p in published.items()}
         metadata = run_metadata(outcomes, stored)
         if len(outcomes) == 1 and outcomes[0].report is not None:
@@ -160,16 +158,6 @@ def task_of_run(run_id: str, config: CollectConfig, loaded: VisibilityConfig, pa
         raise Failure(description=f"task {config.task_id} is not a task of {day} {platform} in collection_tasks",
                       allow_retries=False)
     return task
-
-
-def run_row(run_id: str, outcome: PartitionOutcome, task: Task | None) -> dict:
-    """The partition's row of collection_runs for this run."""
-    r = outcome.report
-    return {"run_id": run_id, "date": date.fromisoformat(outcome.date), "platform": outcome.platform,
-            "task_id": task.task_id if task else None, "planned": r.planned, "skipped_done": r.skipped_done,
-            "sent": r.to_send, "succeeded": r.succeeded, "failed": r.failed, "deferred": r.deferred,
-            "http_attempts": r.attempts, "http_429": r.http_429, "wall_s": r.wall_s,
-            "error": None if outcome.error is None else str(outcome.error), "finished_at": datetime.now(UTC)}
 
 
 def check_stored(outcome: PartitionOutcome, stored: int, metadata: dict) -> None:

@@ -16,14 +16,7 @@ from dagster import (
 
 from visibility_assets.core.partitions import run_partitions
 from visibility_assets.measure.project import Model, SqlProject, load_project
-from visibility_assets.measure.runner import (
-    UpstreamMissing,
-    build_model,
-    create_macros,
-    ensure_upstream,
-    failing_rows,
-    prepare_table,
-)
+from visibility_assets.measure.runner import UpstreamMissing, materialize_model
 from visibility_assets.warehouse.resource import WarehouseResource
 
 
@@ -45,32 +38,17 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
         description=f"{model.kind} model {model.path.relative_to(project.root)}; grain: {', '.join(model.grain)}",
     )
     def _model_asset(context: AssetExecutionContext, warehouse: WarehouseResource):
-        partitions = None
-        if model.partitioned:
-            partitions = run_partitions(context.partition_keys)
-
-        def build(conn) -> tuple[int, dict[str, int]]:
-            create_macros(conn, project)
-            rows = build_model(conn, model, partitions or [], context.run_id)
-            return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
-
-        def prepare(conn) -> None:
-            create_macros(conn, project)
-            ensure_upstream(conn, project, model, context.run_id)
-            prepare_table(conn, model, partitions or [], context.run_id)
-
+        partitions = run_partitions(context.partition_keys) if model.partitioned else []
         try:
-            warehouse.write(prepare)  # a column added commits before rows fill it
+            built = materialize_model(warehouse, project, model, partitions, context.run_id)
         except UpstreamMissing as exc:
             raise Failure(description=str(exc), allow_retries=False) from None
-        (rows, failures), snapshot = warehouse.write(build)
-
-        yield MaterializeResult(metadata={"rows_written": rows, "kind": model.kind,
-                                          "partitions": len(partitions or []), "lake_snapshot_id": snapshot})
+        yield MaterializeResult(metadata={"rows_written": built.rows, "kind": model.kind,
+                                          "partitions": len(partitions), "lake_snapshot_id": built.snapshot})
         for test in model.tests:
             yield AssetCheckResult(
-                check_name=test.name, passed=failures[test.name] == 0, severity=AssetCheckSeverity.ERROR,
-                metadata={"failing_rows": failures[test.name]},
+                check_name=test.name, passed=built.failing[test.name] == 0, severity=AssetCheckSeverity.ERROR,
+                metadata={"failing_rows": built.failing[test.name]},
             )
 
     return _model_asset

@@ -7,7 +7,9 @@ parameters, into the run_partitions table or as $date and $platform, with $run_i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import duckdb
 
@@ -15,6 +17,39 @@ from visibility_assets.core.partitions import Partition
 from visibility_assets.measure.project import Model, ModelTest, SqlProject
 from visibility_assets.measure.sources import ensure_sources
 from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, existing_tables, fill_run_partitions
+
+
+class Warehouse(Protocol):
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> tuple[Any, int | None]:
+        """`work` in one transaction; its result and the snapshot the commit made."""
+
+
+@dataclass(frozen=True)
+class ModelBuild:
+    rows: int  # rows written (of the run's partitions, for an incremental model)
+    failing: dict[str, int]  # each YAML test of the model -> rows (or groups) that break it
+    snapshot: int | None
+
+
+def materialize_model(warehouse: Warehouse, project: SqlProject, model: Model, partitions: Sequence[Partition],
+                      run_id: str) -> ModelBuild:
+    """What a model's asset does: the views it reads made where missing and its table made ready
+    (created, or given the columns its SQL added), committed first so that the build can fill
+    them; then the model built and tested in one transaction. Raises UpstreamMissing when a
+    table it reads was never built."""
+    def prepare(conn: duckdb.DuckDBPyConnection) -> None:
+        create_macros(conn, project)
+        ensure_upstream(conn, project, model, run_id)
+        prepare_table(conn, model, partitions, run_id)
+
+    def build(conn: duckdb.DuckDBPyConnection) -> tuple[int, dict[str, int]]:
+        create_macros(conn, project)
+        rows = build_model(conn, model, partitions, run_id)
+        return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+
+    warehouse.write(prepare)
+    (rows, failing), snapshot = warehouse.write(build)
+    return ModelBuild(rows, failing, snapshot)
 
 
 def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:

@@ -69,7 +69,7 @@ def seed_warehouse(days: int, per_partition: int, platforms: tuple[str, ...]) ->
 def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 200, instance_kind: str = "sqlite",
                       progress=lambda message: print(message, file=sys.stderr)) -> dict:
     """instance_kind: "sqlite" (the default instance: SQLite files), "postgres" (the production
-    instance config, deploy/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
+    instance config, operate/instance/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
     or "memory" (Dagster's ephemeral instance: the SQL and Dagster's step overhead alone)."""
     names = KNOWN_PLATFORMS[:platforms]
     with scratch_home("bench-metrics-"):
