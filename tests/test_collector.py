@@ -158,10 +158,10 @@ def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates
     behaviour = PlatformBehaviour(latency_s=(0, 0.001), rate_limit_rps=5)
     settings = CollectionSettings(retry=RetrySettings(max_attempts=10, base_delay_s=0.01), checkpoint_interval_s=0.05)
     # One sender: the time between a 429 and the retry is then the Retry-After's, not the queue's.
-    report, ledger, _, _ = _collect(tmp_path, behaviour, settings, questions=10, rounds=3,
+    report, ledger, _, _ = _collect(tmp_path, behaviour, settings, questions=5, rounds=3,
                                     rate_limit_rps=50, max_concurrency=1)
-    assert report.succeeded == 30
-    assert 0 < report.http_429 < 30
+    assert report.succeeded == 15
+    assert 0 < report.http_429 < 15
     by_key: dict[str, list] = {}
     for key, _, status, _, started, finished in ledger:
         by_key.setdefault(key, []).append((status, started, finished))
