@@ -86,9 +86,10 @@ def _machine(root: Path, name: str, port: int, shared: dict) -> dict:
 
 
 def _run_worker(env: dict, platform: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
+    """A run of the partition's raw answers on the machine (tests/workers/raw_collector.py)."""
+    return subprocess.Popen([sys.executable, "-m", "tests.workers.raw_collector", DAY, platform],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, cwd=Path(__file__).parents[1])
 
 
 def _stats(server, platform):
