@@ -95,3 +95,20 @@ def _is_submodule(module, name: str) -> bool:
     import importlib.util
 
     return hasattr(module, "__path__") and importlib.util.find_spec(module.__name__ + "." + name) is not None
+
+
+def test_every_path_the_readme_names_for_a_concept_or_a_folder_exists():
+    """The README's tree of the package and its table of concepts point at files a newcomer opens."""
+    import re
+
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    built = readme[readme.index("## How it is built"):readme.index("Measured figures behind some choices")]
+    table = built[built.index("| concept | home |"):]
+    named = set(re.findall(r"`([A-Za-z_][\w/.-]*\.(?:py|sql|yml|yaml)|[a-z_]+/(?:[a-z_]+/)*)`", table))
+    tree = built[built.index("visibility_assets/\n"):built.index("```", built.index("visibility_assets/\n"))]
+    named |= {line.split()[0] for line in tree.splitlines()[1:] if line.startswith("  ") and not line.startswith("   ")}
+    missing = [path for path in sorted(named)
+               if not any((base / path).exists() for base in (PACKAGE, PACKAGE.parent))]
+    assert named and missing == []
+    folders = {p.name + "/" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert folders <= named  # every folder of the package is in the tree

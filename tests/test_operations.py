@@ -1,8 +1,5 @@
 """Nightly schedule, re-analysis backfill (asks no platform) and provenance, for real."""
 
-import os
-import subprocess
-import sys
 from datetime import datetime, timezone
 
 import pytest
@@ -33,12 +30,7 @@ def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_a
     assert AssetKey("visibility_report") not in selected  # the report waits for every platform
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "visibility_assets.cli", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=300)
-
-
-@pytest.mark.system  # the backfill command in its own process
+@pytest.mark.dagster
 def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(visibility_home, config_dir, simulated):
     """A new alias of 阿里云 that the stored answers already contain is counted after the backfill."""
     from visibility_assets.config import load_config
@@ -63,12 +55,11 @@ def test_backfill_after_an_alias_change_reanalyses_history_and_sends_nothing(vis
     brands = config_dir / "brands.yaml"
     brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [阿里云", f"aliases: [阿里云, {new_alias}", 1),
                       encoding="utf-8")
-    result = _cli("backfill", "--since", DAY, "--until", DAY, "--platform", "deepseek", "--platform", "qwen")
+    result = visibility("backfill", "--since", DAY, "--until", DAY, "--platform", "deepseek", "--platform", "qwen")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "deepseek   ok" in result.stdout and "qwen       ok" in result.stdout
 
-    # Zero requests to any platform: none reached the simulated ones (the command, in another
-    # process, could not even reach them), none was even tried.
+    # Zero requests to any platform: none reached the simulated ones, none was even tried.
     assert simulated.app.stats_json() == received and query("SELECT count(*) FROM http_attempts") == attempts_before
     assert query("SELECT request_key, content_hash, run_id FROM raw_ai_responses ORDER BY 1") == raw_before
     assert query(f"SELECT count(*) FROM entity_matches WHERE alias = '{new_alias}' AND accepted")[0][0] > 0

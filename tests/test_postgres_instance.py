@@ -9,10 +9,9 @@ from datetime import datetime, timezone
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context
 
-from tests.pipeline import pipeline
+from tests.pipeline import materialize_for, pipeline
 from tests.services import dagster_pg_url, scratch_database
 from visibility_assets.operate.instance import INSTANCE_YAML
-from visibility_assets.runs import materialize_partition
 
 pytestmark = pytest.mark.system
 
@@ -38,8 +37,8 @@ def pg_instance(pg_url, visibility_home, monkeypatch):
 
 def test_materialization_is_recorded_in_postgres(pg_instance, config_dir, simulated):
     assert type(pg_instance.run_storage).__name__ == "PostgresRunStorage"
-    run = materialize_partition(pipeline(), "2026-11-08", "ernie", pg_instance)
-    assert run.success, run.error
+    run = materialize_for(["cleaned_samples"], "2026-11-08", "ernie", pg_instance)
+    assert run.success
     stored = pg_instance.get_run_by_id(run.run_id)
     assert stored.tags["dagster/partition/platform"] == "ernie"
     event = pg_instance.get_latest_materialization_event(AssetKey("cleaned_samples"))
