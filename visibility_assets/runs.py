@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
+from typing import TextIO
 
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
 
@@ -109,10 +110,11 @@ def _worker_main() -> None:
 
 
 
-def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: list[str], out=sys.stdout) -> int:
+def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: list[str], out: TextIO | None = None) -> int:
     """catalog_job first (so the new config version is recorded), then for each platform one
     run of reanalysis_job over the range: cleaned_samples and everything downstream, never
     raw_ai_responses."""
+    out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
     from visibility_assets.definitions import build_definitions
     from visibility_assets.operate.automation import backfill_tags, catalog_job, reanalysis_job
     from visibility_assets.operate.instance import get_instance, planned_events_as_subsets

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import TextIO
 
 from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
 from visibility_assets.config import VisibilityConfig
@@ -42,7 +43,8 @@ def run(args) -> int:
 
 
 def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str], category: str | None,
-            rounds: int, out=sys.stdout) -> int:
+            rounds: int, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
     from visibility_assets.definitions import build_definitions
     from visibility_assets.events.detect import BadRequest, adhoc_event
     from visibility_assets.events.model import FAILED, REQUESTED

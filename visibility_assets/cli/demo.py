@@ -6,6 +6,7 @@ import sys
 import time
 from datetime import date as Date
 from datetime import timedelta
+from typing import TextIO
 
 from visibility_assets.cli.arguments import config_of, iso_date, positive_int
 from visibility_assets.config import VisibilityConfig
@@ -37,9 +38,10 @@ def demo_dates(end: Date, days: int) -> list[str]:
     return [(end - timedelta(days=offset)).isoformat() for offset in range(days - 1, -1, -1)]
 
 
-def run_demo(config: VisibilityConfig, dates: list[str], out=sys.stdout) -> int:
+def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = None) -> int:
     """The nightly chain of every platform for each day, in worker processes, between one
     catalog run before and one report run after, as the schedule and sensors run them."""
+    out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
     # Dagster is imported only here: `visibility analyze` and --help start without it.
     from visibility_assets.definitions import build_definitions
     from visibility_assets.operate.automation import catalog_job, report_job
