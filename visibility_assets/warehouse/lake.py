@@ -42,6 +42,7 @@ S3_KEY_ENV, S3_SECRET_ENV = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 # stored nothing. Checkpoints are small files instead; the weekly maintenance merges them.
 INLINING_ROW_LIMIT = 0
 LAKE = "lake"
+S3_SECRET_NAME = "visibility_s3"
 WRITE_ATTEMPTS = 12  # commit conflicts and a busy SQLite catalog clear within a second or two
 
 T = TypeVar("T")
@@ -147,7 +148,7 @@ def attach_statements(settings: LakeSettings, read_only: bool = False, as_of: st
         if settings.s3_region:
             options.append("REGION " + quote(settings.s3_region))
         options.append("USE_SSL " + ("true" if settings.s3_use_ssl else "false"))
-        statements.append("CREATE OR REPLACE SECRET visibility_s3 (" + ", ".join(options) + ")")
+        statements.append("CREATE OR REPLACE SECRET " + S3_SECRET_NAME + " (" + ", ".join(options) + ")")
     options = ["DATA_PATH " + quote(settings.data_path)]
     if read_only:
         options.append("READ_ONLY")
@@ -196,10 +197,32 @@ def _shared_engine(settings: LakeSettings, read_only: bool) -> duckdb.DuckDBPyCo
         if engine is None:
             if not read_only:
                 settings.prepare_local()
-            engine = _ENGINES[(settings, read_only)] = _open(settings, read_only)
+            engine = _ENGINES[(settings, read_only)] = _open(settings, read_only, engine=_spare())
             while len(_ENGINES) > MAX_ENGINES:
-                _ENGINES.pop(next(iter(_ENGINES))).close()
+                _retire(_ENGINES.pop(next(iter(_ENGINES))))
     return engine
+
+
+def _spare() -> duckdb.DuckDBPyConnection | None:
+    return _SPARE.pop() if _SPARE else None
+
+
+def _retire(engine: duckdb.DuckDBPyConnection) -> None:
+    """An engine no longer needed: its lake detached, it is kept with its extensions loaded for
+    the next lake this process opens (a new DuckDB loads them again in ~0.35 s, most of it
+    checking each extension's signature over its 50 MB; a process that opens several lakes, a
+    test suite, pays that each time)."""
+    try:
+        engine.execute("USE memory")
+        engine.execute("DETACH " + LAKE)
+        engine.execute("DROP SECRET IF EXISTS " + S3_SECRET_NAME)
+    except duckdb.Error:
+        engine.close()
+        return
+    if len(_SPARE) < MAX_ENGINES:
+        _SPARE.append(engine)
+    else:
+        engine.close()
 
 
 def _cursor(engine: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -217,9 +240,12 @@ def discard_engine(settings: LakeSettings) -> None:
             engine.close()
 
 
-def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None):
-    conn = duckdb.connect(config={"extension_directory": extension_directory(),
-                                  "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None,
+          engine: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB (or `engine`, a retired one) with the lake of these settings attached."""
+    conn = engine or duckdb.connect(config={"extension_directory": extension_directory(),
+                                            "autoinstall_known_extensions": False,
+                                            "autoload_known_extensions": False})
     try:
         for statement in attach_statements(settings, read_only, as_of):
             conn.execute(statement)
@@ -230,6 +256,7 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
 
 
 _ENGINES: dict[tuple[LakeSettings, bool], duckdb.DuckDBPyConnection] = {}  # (settings, read-only)
+_SPARE: list[duckdb.DuckDBPyConnection] = []  # retired engines, no lake attached
 _ENGINES_LOCK = threading.Lock()
 MAX_ENGINES = 4  # tests switch data directories; a process in production uses two (a writer's, a reader's)
 
