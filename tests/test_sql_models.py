@@ -766,21 +766,6 @@ def test_a_valid_answer_with_an_invalid_reason_breaks_only_stg_samples_expressio
     assert failing == {("stg_samples", "expression_3"): 1}  # valid = (invalid_reason IS NULL)
 
 
-
-def test_a_views_checks_cover_the_partitions_of_the_run_that_defines_it():
-    """Views are assets per day x platform, like incremental models: the run of another partition
-    does not fail for a broken row of this one (which failed its own run's check)."""
-    broken = list(ANSWERS)
-    broken[0] = (True, "refusal", True, ANSWERS[0][3])
-    warehouse = Warehouse()
-    answers(warehouse, broken)
-    answers(warehouse, ANSWERS, platform="qwen")
-    warehouse.build_all([HERE, Partition(DAY, "qwen")])
-    assert warehouse.failing_checks([Partition(DAY, "qwen")])[("stg_samples", "expression_3")] == 0
-    assert warehouse.failing_checks([HERE])[("stg_samples", "expression_3")] == 1
-    assert load_project().models["stg_samples"].per_partition and load_project().models["mention_metrics"].per_partition
-
-
 OUTCOMES = ("moderated", "truncated")
 
 

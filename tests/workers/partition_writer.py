@@ -34,7 +34,7 @@ def write_partition(config, partition: Partition, warehouse: WarehouseResource) 
     clean_partitions([partition], config.catalog, warehouse, run_id, config.domains)
     project = load_project()
     built = {name: materialize_model(warehouse, project, project.models[name],
-                                     [partition] if project.models[name].per_partition else [], run_id).rows
+                                     [partition] if project.models[name].partitioned else [], run_id).rows
              for name in MODELS}
     return {"run_id": run_id, "answers": [p.answers for p in published.values()], "rows": built,
             "errors": [str(o.error) for o in outcomes if o.error is not None]}

@@ -30,15 +30,15 @@ def build_model_asset(project: SqlProject, model: Model, partitions_def: MultiPa
     @asset(
         name=model.name,
         deps=[AssetKey(name) for name in project.upstream_assets(model)],
-        partitions_def=partitions_def if model.per_partition else None,
-        backfill_policy=BackfillPolicy.single_run() if model.per_partition else None,
+        partitions_def=partitions_def if model.partitioned else None,
+        backfill_policy=BackfillPolicy.single_run() if model.partitioned else None,
         check_specs=check_specs,
         group_name=model.layer,
         kinds={"duckdb", "sql"},
         description=f"{model.kind} model {model.path.relative_to(project.root)}; grain: {', '.join(model.grain)}",
     )
     def _model_asset(context: AssetExecutionContext, warehouse: WarehouseResource):
-        partitions = run_partitions(context.partition_keys) if model.per_partition else []
+        partitions = run_partitions(context.partition_keys) if model.partitioned else []
         try:
             built = materialize_model(warehouse, project, model, partitions, context.run_id)
         except UpstreamMissing as exc:

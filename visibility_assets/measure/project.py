@@ -83,16 +83,7 @@ class Model:
 
     @property
     def partitioned(self) -> bool:
-        """Its table holds partitions the runner deletes and inserts again."""
         return self.kind == "incremental"
-
-    @property
-    def per_partition(self) -> bool:
-        """Its asset is partitioned by day x platform: an incremental model, and a view (over
-        partitioned data: each run defines it again and checks the rows of its partitions). An
-        unpartitioned asset downstream of partitioned ones makes Dagster list every partition of
-        the inputs at each step (an AllPartitionMapping): a quarter of a nightly run's time."""
-        return self.kind in ("incremental", "view")
 
     @property
     def set_based(self) -> bool:

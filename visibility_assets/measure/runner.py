@@ -145,7 +145,7 @@ def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
                  partitions: Sequence[Partition] | None = None) -> int:
     """How many rows (or groups, for unique) break the test, within the partitions if given."""
     relation = model.name
-    if partitions is not None and model.per_partition:
+    if partitions is not None and model.partitioned:
         fill_run_partitions(conn, partitions)
         relation = "(SELECT * FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS + ")"
     params = {}
