@@ -86,6 +86,14 @@ def write_config(target: Path, port: int | str, *, questions: int | None = 12, r
     return target
 
 
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory):
+    """A warehouse of a few days and platforms, its accounts (one user per role) and the
+    workspace app over it (tests/workspace_lake.py), built once per test process."""
+    from tests.workspace_lake import built_workspace
+    return built_workspace(tmp_path_factory.mktemp("workspace-home"))
+
+
 @pytest.fixture
 def config_dir(tmp_path, simulated, monkeypatch) -> Path:
     """The test config, as $VISIBILITY_CONFIG_DIR, pointed at the simulated platforms in process."""

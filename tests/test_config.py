@@ -28,12 +28,21 @@ def test_shipped_example_is_rich_enough():
     assert {"苹果", "小米", "华为", "华为云"} <= aliases
 
 
-def test_config_version_is_a_hash_of_brands_yaml(tmp_path):
+def test_the_catalog_version_changes_with_what_the_analyzer_reads_and_not_with_own_or_comments(tmp_path):
     directory = write_config(tmp_path / "c", 8787)
-    before = load_config(directory).catalog.version
+    before = load_config(directory)
     path = directory / "brands.yaml"
-    path.write_text(path.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
-    assert load_config(directory).catalog.version != before
+    text = path.read_text(encoding="utf-8")
+    assert before.brands[0].own and not before.brands[1].own  # the example marks its first brand ours
+    second = before.brands[1].name
+    marked = text.replace(f"- name: {second}\n", f"- name: {second}\n    own: true\n", 1) + "\n# a comment\n"
+    path.write_text(marked, encoding="utf-8")
+    after = load_config(directory)
+    assert after.brands[1].own
+    assert after.catalog.version == before.catalog.version  # nothing to analyse again
+    assert after.version != before.version  # the config's data version still moves
+    path.write_text(marked.replace("aliases: [", "aliases: [Another Alias, ", 1), encoding="utf-8")
+    assert load_config(directory).catalog.version != before.catalog.version
 
 
 # A file of each kind, valid, for a folder that lacks it (the example ships no events.yaml or domains.yaml).

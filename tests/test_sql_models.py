@@ -806,7 +806,7 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "cost DOUBLE, costed_answers BIGINT, currency VARCHAR, run_id VARCHAR"),
     "int_brand_daily": (
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
-        "mentioned_answers BIGINT, listed_answers BIGINT, avg_list_rank DOUBLE, top1_answers BIGINT, "
+        "mentioned_answers BIGINT, listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
         "top3_answers BIGINT, recommended_answers BIGINT, negative_answers BIGINT, "
         "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, cited_answers BIGINT, "
         "own_domain_cited_answers BIGINT"),
@@ -817,7 +817,11 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "recommend_rate DOUBLE, negative_rate DOUBLE, positive_rate DOUBLE, positive_rate_low DOUBLE, "
         "positive_rate_high DOUBLE, negative_sentiment_rate DOUBLE, negative_sentiment_rate_low DOUBLE, "
         "negative_sentiment_rate_high DOUBLE, citation_rate DOUBLE, own_domain_citation_rate DOUBLE, "
-        "config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, run_id VARCHAR"),
+        "category_mentions BIGINT, listed_answers BIGINT, top1_answers BIGINT, top3_answers BIGINT, "
+        "recommended_answers BIGINT, negative_answers BIGINT, positive_sentiment_answers BIGINT, "
+        "negative_sentiment_answers BIGINT, cited_answers BIGINT, own_domain_cited_answers BIGINT, "
+        "list_rank_sum_sq BIGINT, config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, "
+        "run_id VARCHAR"),
     "fct_invalid_answers": (
         "date DATE, platform VARCHAR, reason VARCHAR, answers BIGINT, share DOUBLE, share_low DOUBLE, "
         "share_high DOUBLE, run_id VARCHAR"),

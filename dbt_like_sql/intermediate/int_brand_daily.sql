@@ -11,6 +11,7 @@ SELECT
     count(*) FILTER (WHERE mentioned) AS mentioned_answers,
     count(*) FILTER (WHERE list_rank IS NOT NULL) AS listed_answers,
     avg(list_rank) AS avg_list_rank,
+    CAST(sum(list_rank * list_rank) AS BIGINT) AS list_rank_sum_sq,  -- with avg_list_rank, a period's rank variance
     count(*) FILTER (WHERE list_rank = 1) AS top1_answers,
     count(*) FILTER (WHERE list_rank <= 3) AS top3_answers,
     count(*) FILTER (WHERE recommended) AS recommended_answers,

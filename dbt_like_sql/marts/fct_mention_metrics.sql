@@ -3,7 +3,7 @@
 -- The metrics per date x platform x category x brand (README, "Metrics"), over valid answers, with 95% Wilson intervals.
 -- share_of_voice compares a brand with the other tracked brands of its category.
 WITH daily AS (
-    SELECT *, sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS category_mentions
+    SELECT *, CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS BIGINT) AS category_mentions
     FROM {{ ref('int_brand_daily') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
 ),
@@ -49,6 +49,19 @@ SELECT
     negative_sentiment.high AS negative_sentiment_rate_high,
     CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
     CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
+    -- The counts behind the rates: a period or a set of platforms pools them (the workspace),
+    -- never the rates themselves.
+    category_mentions,
+    listed_answers,
+    top1_answers,
+    top3_answers,
+    recommended_answers,
+    negative_answers,
+    positive_sentiment_answers,
+    negative_sentiment_answers,
+    cited_answers,
+    own_domain_cited_answers,
+    list_rank_sum_sq,
     l.config_version,
     l.analyzer_version,
     l.samples_run_id,

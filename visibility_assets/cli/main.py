@@ -6,13 +6,26 @@ import argparse
 import sys
 import warnings
 
-from visibility_assets.cli import analyze, ask, backfill, bench, demo, explain, replay, simulate, sql, warehouse
+from visibility_assets.cli import (
+    analyze,
+    ask,
+    backfill,
+    bench,
+    demo,
+    explain,
+    replay,
+    serve,
+    simulate,
+    sql,
+    users,
+    warehouse,
+)
 from visibility_assets.cli.arguments import UserError
 from visibility_assets.config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
 from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
-SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, bench)
+SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, serve, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ before anything else runs, so a user can fix the whole file in one go."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -255,8 +256,16 @@ def _load_catalog(path: Path, problems: list[str]) -> BrandCatalog | None:
                 problems.append(f"{name} line {line}: brand {brand.name!r}: empty exclude_context")
     if len(problems) > before:
         return None
-    version = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return BrandCatalog(brands=tuple(b for _, b in entries), version=version, path=path)
+    brands = tuple(b for _, b in entries)
+    return BrandCatalog(brands=brands, version=catalog_version(brands), path=path)
+
+
+def catalog_version(brands) -> str:
+    """The hash of what the analyzer reads of the brands (names, categories, aliases, exclusion
+    contexts, domains): it changes exactly when the cleaned samples would. Comments, order of
+    keys and `own` are not part of it, so marking a brand as ours re-analyses nothing."""
+    content = [[b.name, b.category, list(b.aliases), list(b.exclude_contexts), list(b.domains)] for b in brands]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def _load_entries(path: Path, key: str, model: type[_Entry], problems: list[str]) -> list[tuple[int, Any]]:

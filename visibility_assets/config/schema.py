@@ -43,6 +43,7 @@ class Brand(_Entry):
     aliases: tuple[str, ...] = Field(min_length=1)
     exclude_contexts: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
+    own: StrictBool = False  # one of our brands: the workspace opens on the first
 
 
 class Question(_Entry):
@@ -173,7 +174,7 @@ class MissingApiKey(Exception):
 @dataclass(frozen=True)
 class BrandCatalog:
     brands: tuple[Brand, ...]
-    version: str  # content hash of brands.yaml: changes exactly when the catalog changes
+    version: str  # hash of what the analyzer reads of the brands (config/loading.py, catalog_version)
     path: Path
 
     def for_category(self, category: str) -> tuple[Brand, ...]:

@@ -1,0 +1,133 @@
+"""The workspace over a warehouse built from the simulated platforms: every view answers for
+every role that may see it, its numbers are mention_metrics' own, and every table exports."""
+
+import csv
+import io
+
+import pytest
+from markupsafe import escape
+
+from tests.workspace_lake import DAY, LAST_DAY, PLATFORMS
+from tests.workspace_lake import FIRST_DAY as FIRST
+from visibility_assets.serve.workspace import VIEWS
+from visibility_assets.warehouse.lake import reading
+
+pytestmark = pytest.mark.loopback
+
+
+def test_every_view_and_its_json_answers_for_an_analyst(workspace):
+    client = workspace.client("ana")
+    for name in VIEWS:
+        page = client.get(f"/{name}?from={FIRST}&to={DAY}")
+        assert page.status_code == 200, (name, page.text[:300])
+        assert "阿里云" in page.text  # the first own brand of the example catalog
+        api = client.get(f"/api/{name}?from={FIRST}&to={DAY}")
+        assert api.status_code == 200 and api.json()["filters"]["brand"] == "阿里云", name
+
+
+def test_the_overview_for_one_day_and_platform_is_that_row_of_mention_metrics(workspace):
+    client = workspace.client("vera")
+    body = client.get(f"/api/overview?brand=腾讯云&from={DAY}&to={DAY}&platform=kimi").json()
+    figures = {(f["platform"], f["metric"]): f for f in body["figures"]}
+    with reading(workspace.lake) as conn:
+        row = conn.execute("SELECT mention_rate, mention_rate_low, mention_rate_high, share_of_voice, avg_list_rank,"
+                           " top1_rate, top3_rate, recommend_rate, negative_rate, positive_rate,"
+                           " negative_sentiment_rate, own_domain_citation_rate FROM mention_metrics"
+                           " WHERE brand = '腾讯云' AND date = ? AND platform = 'kimi'", [LAST_DAY]).fetchone()
+    (rate, low, high, sov, rank, top1, top3, recommend, negative, positive, negative_sentiment, own) = row
+    expected = {"mention_rate": rate, "share_of_voice": sov, "avg_list_rank": rank, "top1_rate": top1,
+                "top3_rate": top3, "recommend_rate": recommend, "negative_rate": negative,
+                "positive_rate": positive, "negative_sentiment_rate": negative_sentiment,
+                "own_domain_citation_rate": own}
+    for platform in ("kimi", "all"):  # one platform chosen: the pooled figures are its own
+        for metric, value in expected.items():
+            assert figures[(platform, metric)]["value"] == pytest.approx(value, abs=1e-12), (platform, metric)
+    assert (figures[("kimi", "mention_rate")]["low"], figures[("kimi", "mention_rate")]["high"]) == \
+        pytest.approx((low, high))
+
+
+def test_the_overview_of_a_period_pools_the_counts_of_mention_metrics(workspace):
+    client = workspace.client("vera")
+    body = client.get(f"/api/overview?brand=阿里云&from={FIRST}&to={DAY}").json()
+    figures = {(f["platform"], f["metric"]): f for f in body["figures"]}
+    with reading(workspace.lake) as conn:
+        per_platform = conn.execute(
+            "SELECT platform, sum(mentioned_answers), sum(valid_answers), sum(top3_answers),"
+            " sum(avg_list_rank * listed_answers) / sum(listed_answers) FROM mention_metrics"
+            " WHERE brand = '阿里云' AND date BETWEEN ? AND ? GROUP BY platform", [FIRST, DAY]).fetchall()
+    assert {p for p, *_ in per_platform} == set(PLATFORMS)
+    for platform, mentioned, valid, top3, rank in per_platform:
+        assert figures[(platform, "mention_rate")]["value"] == pytest.approx(mentioned / valid)
+        assert (figures[(platform, "mention_rate")]["count"], figures[(platform, "mention_rate")]["base"]) == \
+            (mentioned, valid)
+        assert figures[(platform, "top3_rate")]["value"] == pytest.approx(top3 / valid)
+        assert figures[(platform, "avg_list_rank")]["value"] == pytest.approx(rank)
+    pooled = figures[("all", "mention_rate")]
+    assert pooled["value"] == pytest.approx(sum(m for _, m, *_ in per_platform) / sum(v for _, _, v, *_ in per_platform))
+    assert pooled["low"] < pooled["value"] < pooled["high"]
+    assert body["filters"]["previous"] == {"from": "2026-11-11", "to": "2026-11-15"}  # equal length, just before
+
+
+def test_a_change_is_marked_only_when_the_alerts_test_finds_it(workspace):
+    client = workspace.client("vera")
+    body = client.get(f"/api/overview?brand=阿里云&from={DAY}&to={DAY}").json()
+    compared = [f for f in body["figures"] if f["previous"] is not None and f["p_value"] is not None]
+    assert compared  # the day before is in the warehouse
+    for figure in compared:
+        assert figure["significant"] == (figure["p_value"] < 0.01 and figure["q_value"] <= 0.10)
+        assert figure["q_value"] >= figure["p_value"]
+
+
+def test_the_competitors_grid_sorts_by_the_chosen_platform(workspace):
+    client = workspace.client("vera")
+    body = client.get(f"/api/competitors?category=cloud&from={FIRST}&to={DAY}").json()
+    kimi = sorted((r for r in body["rates"] if r["platform"] == "kimi"), key=lambda r: -r["mention_rate"])
+    page = client.get(f"/competitors?brand=阿里云&from={FIRST}&to={DAY}&sort=kimi").text
+    positions = [page.index(f">{escape(r['brand'])}</a>") for r in kimi]
+    assert positions == sorted(positions)
+
+
+def test_the_gaps_are_questions_naming_competitors_and_never_the_brand(workspace):
+    client = workspace.client("vera")
+    body = client.get(f"/api/questions?brand=阿里云&from={FIRST}&to={DAY}").json()
+    named = {}
+    for row in body["questions"]:
+        named[row["question_id"]] = named.get(row["question_id"], 0) + row["naming"]
+    for gap in body["gaps"]:
+        assert named[gap["question_id"]] == 0 and gap["naming_competitors"] > 0 and gap["competitors_named"]
+    assert {q for q, n in named.items() if n == 0} >= {g["question_id"] for g in body["gaps"]}
+
+
+def test_the_answers_behind_a_cell_carry_their_matches_and_provenance(workspace):
+    client = workspace.client("ana")
+    body = client.get(f"/api/answers?brand=阿里云&date={DAY}&from={DAY}&to={DAY}&platform=kimi&named=yes").json()
+    assert body["total"] > 0 and len(body["answers"]) == min(body["total"], 50)
+    answer = body["answers"][0]
+    assert answer["mentioned"] and answer["platform"] == "kimi" and answer["date"] == DAY
+    assert any(m["brand"] == "阿里云" and m["accepted"] for m in answer["matches"])
+    assert answer["attempts"] and answer["content_hash"] and answer["collection_run_id"]
+    page = client.get(f"/answers?brand=阿里云&from={DAY}&to={DAY}&platform=kimi&named=yes").text
+    assert 'class="match accepted"' in page and answer["request_key"] in page
+
+
+def test_every_table_of_every_view_exports_as_csv_with_the_columns_of_its_json(workspace):
+    client = workspace.client("ana")
+    for name in VIEWS:
+        body = client.get(f"/api/{name}?from={FIRST}&to={DAY}").json()
+        tables = [key for key, value in body.items() if isinstance(value, list) and key not in ("answers",)
+                  or (name == "answers" and key == "answers")]
+        for table in tables:
+            response = client.get(f"/api/{name}?from={FIRST}&to={DAY}&format=csv&table={table}")
+            assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+            rows = list(csv.reader(io.StringIO(response.text)))
+            assert len(rows) - 1 == len(body[table]), (name, table)
+
+
+def test_a_filter_that_names_nothing_is_a_clear_error_not_a_query(workspace):
+    client = workspace.client("vera")
+    for query, message in (("brand=Nokia", "unknown brand 'Nokia'"), ("platform=grok", "unknown platform 'grok'"),
+                           ("from=2026-13-01", "not a date"), (f"from={DAY}&to={FIRST}", "is after"),
+                           ("as_of=9999999", "cannot read the warehouse as of")):
+        api = client.get(f"/api/overview?{query}")
+        assert api.status_code == 400 and message in api.json()["error"], (query, api.text)
+        assert message.replace("'", "&#39;") in client.get(f"/overview?{query}").text

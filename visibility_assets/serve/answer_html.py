@@ -1,0 +1,79 @@
+"""An AI answer as safe HTML, with its alias matches highlighted.
+
+Answers are untrusted input: markdown-it renders them with raw HTML off (a `<script>` in an
+answer is shown as text) and images off (a markdown image is not fetched), and nh3 (the
+ammonia sanitizer) then keeps only the tags and attributes listed here, and links to http,
+https and mailto. Highlights are placed before rendering as private-use markers around each
+match's span of the original text (the analyzer's positions), turned into `<mark>` tags in the
+text between tags only, and the result is sanitized again."""
+
+from __future__ import annotations
+
+import re
+
+import nh3
+from markdown_it import MarkdownIt
+
+OPEN, MID, CLOSE = "\ue000", "\ue001", "\ue002"
+MARKERS = re.compile("[\ue000-\ue002]")
+TAGS = {"p", "br", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5",
+        "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "hr", "del", "s", "mark"}
+# No style attribute: an answer must not be able to lay itself over the page.
+ATTRIBUTES = {"a": {"href", "title"}, "mark": {"class", "data-match", "title"}, "ol": {"start"}}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"]) \
+    .disable("image")
+
+
+def answer_html(text: str, matches: list[dict], focus: str | None = None) -> str:
+    """`matches`: dicts with start_pos, end_pos, accepted, rule and brand (entity_matches rows);
+    the matches of the brand `focus` are marked apart from the other brands'."""
+    marked = _with_markers(MARKERS.sub("\ufffd", text or ""), matches)
+    html = _clean(_markdown.render(marked))
+    return _clean(_marks(html, matches, focus))
+
+
+def _with_markers(text: str, matches: list[dict]) -> str:
+    """The text with OPEN index MID ... CLOSE around each match that overlaps no earlier one."""
+    spans, end_of_last = [], -1
+    for index, match in sorted(enumerate(matches), key=lambda m: (m[1]["start_pos"], -m[1]["end_pos"])):
+        start, end = match["start_pos"], match["end_pos"]
+        if start is None or end is None or start < end_of_last or not 0 <= start < end <= len(text):
+            continue
+        spans.append((start, end, index))
+        end_of_last = end
+    out, at = [], 0
+    for start, end, index in spans:
+        out += [text[at:start], OPEN, str(index), MID, text[start:end], CLOSE]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _marks(html: str, matches: list[dict], focus: str | None) -> str:
+    """Markers in text become <mark> tags; markers inside a tag (a link's URL) are dropped."""
+    pieces = re.split(r"(<[^>]*>)", html)
+    for i, piece in enumerate(pieces):
+        if piece.startswith("<"):
+            pieces[i] = re.sub(r"(%EE%80%80|\ue000)\d+(%EE%80%81|\ue001)|%EE%80%82|[\ue000-\ue002]", "", piece)
+        else:
+            pieces[i] = re.sub("\ue000(\\d+)\ue001", lambda m: _open_tag(matches[int(m.group(1))], int(m.group(1)), focus),
+                               piece) \
+                .replace(CLOSE, "</mark>")
+    return "".join(pieces)
+
+
+def _open_tag(match: dict, index: int, focus: str | None) -> str:
+    kind = ("accepted" if match.get("accepted") else "rejected") + (" focus" if match.get("brand") == focus else "")
+    title = f"{match.get('brand', '')}: " + ("counted" if match.get("accepted") else f"not counted ({match.get('rule')})")
+    return f'<mark class="match {kind}" data-match="{index}" title="{_attr(title)}">'
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _clean(html: str) -> str:
+    return nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
+                     link_rel="noopener noreferrer nofollow", strip_comments=True)

@@ -1,0 +1,117 @@
+"""The workspace's ASGI application (Starlette): its routes, each page and its JSON twin under
+/api/ built from the same view data (serve/workspace.py), and the security headers."""
+
+from __future__ import annotations
+
+import os
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from visibility_assets.config import VisibilityConfig, load_config
+from visibility_assets.measure.project import load_project
+from visibility_assets.serve import admin, login
+from visibility_assets.serve.access import protected
+from visibility_assets.serve.accounts import Accounts
+from visibility_assets.serve.auth import Guard
+from visibility_assets.serve.reader import WorkspaceReader
+from visibility_assets.serve.settings import ServeSettings
+from visibility_assets.serve.views.grid import json_value
+from visibility_assets.serve.workspace import VIEWS, ViewError, Workspace, static_dir
+from visibility_assets.warehouse.lake import LakeSettings, lake_settings
+
+# Scripts and styles come only from the package; an answer's markup can run nothing.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
+
+
+def view_page(name: str):
+    def handler(request: Request) -> Response:
+        workspace: Workspace = request.app.state.workspace
+        try:
+            data = workspace.view_data(name, request)
+        except ViewError as exc:
+            return workspace.page(request, "error.html", {"message": str(exc), "view": name}, exc.status)
+        return workspace.page(request, f"{name}.html", data)
+    handler.__name__ = f"{name}_page"
+    return protected(VIEWS[name].role)(handler)
+
+
+def view_api(name: str):
+    def handler(request: Request) -> Response:
+        workspace: Workspace = request.app.state.workspace
+        try:
+            data = workspace.view_data(name, request)
+        except ViewError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        tables = data["tables"]
+        if request.query_params.get("format") == "csv":
+            table = request.query_params.get("table") or next(iter(tables))
+            if table not in tables:
+                return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
+            return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
+                "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
+        body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
+                **{key: table.as_json() for key, table in tables.items()}}
+        if name == "answers":
+            body.update(total=data["total"], offset=data["offset"], limit=data["limit"],
+                        answers=json_value(data["answers"]))
+        return JSONResponse(body)
+    handler.__name__ = f"{name}_api"
+    return protected(VIEWS[name].role, api=True)(handler)
+
+
+def home(request: Request) -> Response:
+    return RedirectResponse(request.app.state.workspace.url("/overview"), status_code=303)
+
+
+def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def routes() -> list:
+    pages = [Route(f"/{name}", view_page(name)) for name in VIEWS]
+    apis = [Route(f"/api/{name}", view_api(name)) for name in VIEWS]
+    return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(),
+            Route("/healthz", healthz), Mount("/static", StaticFiles(directory=static_dir()), name="static")]
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + SECURITY_HEADERS
+            await send(message)
+        await self.app(scope, receive, with_headers)
+
+
+def create_app(settings: ServeSettings | None = None, config: VisibilityConfig | None = None,
+               lake: LakeSettings | None = None, root_path: str = "") -> Starlette:
+    settings = settings or ServeSettings.from_env()
+    config = config or load_config()
+    accounts = Accounts.under(settings.home)
+    workspace = Workspace(config, WorkspaceReader(lake or lake_settings(), load_project().macros), accounts,
+                          Guard(settings, accounts), root_path)
+    app = Starlette(routes=routes(), middleware=[Middleware(SecurityHeaders)])
+    app.state.workspace = workspace
+    return app
+
+
+def app_from_env() -> Starlette:
+    """The factory `visibility serve` gives uvicorn: each worker process builds its app."""
+    return create_app(root_path=os.environ.get("VISIBILITY_SERVE_ROOT_PATH", ""))

@@ -1,0 +1,126 @@
+"""Who is asking: a signed session cookie, an API token, or (behind a company's single sign-on)
+a user header from a trusted proxy; and the CSRF token every state-changing form carries.
+
+A session cookie holds the user's name, a random session id and the CSRF token, signed with
+the workspace's secret and dated (itsdangerous), `HttpOnly` and `SameSite=Lax`; the role is
+read from the accounts at each request, so a removed user is out at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from starlette.requests import Request
+from starlette.responses import Response
+
+from visibility_assets.serve.accounts import Accounts, User
+from visibility_assets.serve.settings import ServeSettings
+
+SESSION_COOKIE = "vis_session"
+LOGIN_COOKIE = "vis_login"  # before a session: the nonce the login form's CSRF token is bound to
+TOKEN_CACHE_S = 30.0  # a verified API token skips its (slow, on purpose) hash check this long
+
+
+@dataclass(frozen=True)
+class Session:
+    user: str
+    csrf: str
+
+
+class Guard:
+    """Reads and writes the workspace's credentials."""
+
+    def __init__(self, settings: ServeSettings, accounts: Accounts):
+        self.settings, self.accounts = settings, accounts
+        self._sessions = URLSafeTimedSerializer(settings.secret, salt="vis-session")
+        self._login = URLSafeTimedSerializer(settings.secret, salt="vis-login")
+        self._tokens: dict[str, tuple[User, float]] = {}
+        self._tokens_lock = threading.Lock()
+
+    # --- who is asking -------------------------------------------------------------------
+
+    def user(self, request: Request) -> User | None:
+        authorization = request.headers.get("authorization", "")
+        if authorization[:7].lower() == "bearer ":
+            return self._token_user(authorization[7:].strip())
+        header = self.settings.user_header
+        if header and request.client and request.client.host in self.settings.trusted_proxies:
+            name = request.headers.get(header)
+            if name:
+                return self.accounts.user(name)
+        session = self.session(request)
+        return self.accounts.user(session.user) if session else None
+
+    def session(self, request: Request) -> Session | None:
+        value = request.cookies.get(SESSION_COOKIE)
+        if not value:
+            return None
+        try:
+            user, csrf = self._sessions.loads(value, max_age=self.settings.session_s)
+        except (BadSignature, ValueError, TypeError):
+            return None  # forged, altered or expired
+        return Session(user, csrf)
+
+    def _token_user(self, token: str) -> User | None:
+        key = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        with self._tokens_lock:
+            cached = self._tokens.get(key)
+        if cached and cached[1] > now:
+            return cached[0] if self.accounts.user(cached[0].name) else None
+        user = self.accounts.token_user(token)
+        if user is not None:
+            with self._tokens_lock:
+                self._tokens[key] = (user, now + TOKEN_CACHE_S)
+        return user
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def start_session(self, response: Response, user: User) -> None:
+        value = self._sessions.dumps([user.name, secrets.token_urlsafe(24)])
+        self._cookie(response, SESSION_COOKIE, value, self.settings.session_s)
+        response.delete_cookie(LOGIN_COOKIE, path="/")
+
+    def end_session(self, response: Response) -> None:
+        response.delete_cookie(SESSION_COOKIE, path="/")
+
+    def _cookie(self, response: Response, name: str, value: str, max_age: int) -> None:
+        response.set_cookie(name, value, max_age=max_age, path="/", httponly=True, samesite="lax",
+                            secure=self.settings.secure_cookies)
+
+    # --- CSRF ----------------------------------------------------------------------------
+
+    def login_csrf(self, request: Request) -> tuple[str, str | None]:
+        """The login form's CSRF token, bound to the browser's nonce cookie; and the cookie's new
+        value when the browser has none yet (set it with `set_login_cookie`)."""
+        nonce = self._login_nonce(request)
+        if nonce is not None:
+            return self._bound(nonce), None
+        nonce = secrets.token_urlsafe(24)
+        return self._bound(nonce), self._login.dumps(nonce)
+
+    def set_login_cookie(self, response: Response, value: str) -> None:
+        self._cookie(response, LOGIN_COOKIE, value, 3600)
+
+    def login_csrf_ok(self, request: Request, token: str) -> bool:
+        nonce = self._login_nonce(request)
+        return nonce is not None and hmac.compare_digest(self._bound(nonce), token or "")
+
+    def csrf_ok(self, request: Request, token: str) -> bool:
+        session = self.session(request)
+        return session is not None and hmac.compare_digest(session.csrf, token or "")
+
+    def _login_nonce(self, request: Request) -> str | None:
+        try:
+            return self._login.loads(request.cookies.get(LOGIN_COOKIE, ""), max_age=3600)
+        except (BadSignature, ValueError, TypeError):
+            return None
+
+    def _bound(self, nonce: str) -> str:
+        return hmac.new(self.settings.secret, b"login:" + nonce.encode(), hashlib.sha256).hexdigest()

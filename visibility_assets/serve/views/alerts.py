@@ -1,0 +1,41 @@
+"""Alerts and quality: the alerts of the period with their p and q values, each with the
+periods its evidence comes from (the day, and the trailing 7 days it was tested against), and
+the collection-quality panel."""
+
+from __future__ import annotations
+
+import duckdb
+
+from visibility_assets.serve.filters import Filters
+from visibility_assets.serve.views.grid import Grid
+
+BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
+
+ALERTS = """
+SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
+       baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
+       model_changed, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
+       CAST(date - to_days(1) AS DATE) AS baseline_to
+FROM visibility_alerts
+WHERE date BETWEEN $start AND $end
+  AND (category IS NULL OR category = $category)
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+ORDER BY date DESC, decision, p_value NULLS LAST, platform, subject
+"""
+
+QUALITY = """
+SELECT date, platform, requests, success_share, retries_per_request, parse_success, moderation_share,
+       skipped_already_done, replay_diff_share, alerts, alert_latency_s, analyzer_version, config_version
+FROM fct_collection_quality
+WHERE date BETWEEN $start AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+ORDER BY date DESC, platform
+"""
+
+
+def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
+    return {"tables": {
+        "alerts": Grid.of(conn.execute(ALERTS, {**filters.params("category", "start", "end", "platforms"),
+                                                "baseline": BASELINE_DAYS})),
+        "quality": Grid.of(conn.execute(QUALITY, filters.params("start", "end", "platforms"))),
+    }}

@@ -1,0 +1,57 @@
+"""A table a view shows: its columns and rows, as JSON, CSV and the page read it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class Grid:
+    columns: tuple[str, ...]
+    rows: tuple[dict, ...]
+
+    @classmethod
+    def of(cls, cursor: duckdb.DuckDBPyConnection) -> Grid:
+        """The result of the cursor's last statement."""
+        columns = tuple(d[0] for d in cursor.description)
+        return cls(columns, tuple(dict(zip(columns, row)) for row in cursor.fetchall()))
+
+    def as_json(self) -> list[dict]:
+        return [{k: json_value(v) for k, v in row.items()} for row in self.rows]
+
+    def as_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(self.columns)
+        for row in self.rows:
+            writer.writerow([_csv_cell(row[c]) for c in self.columns])
+        return out.getvalue()
+
+
+def json_value(value):
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float) and value != value:
+        return None  # NaN is not JSON
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_value(v) for k, v in value.items()}
+    return value
+
+
+def _csv_cell(value):
+    value = json_value(value)
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value  # a spreadsheet must not run a cell as a formula
+    return value

@@ -1,0 +1,140 @@
+"""Overview: one brand's figures per platform and pooled over the chosen platforms, each with
+its 95% interval and its change against the previous period of equal length; a change is
+marked significant by the alerts' own test and decision (fct_visibility_alerts.sql: the
+two-proportion z test, p < 0.01 and a Benjamini-Hochberg q <= 0.10 over the view's tests).
+
+Figures pool the counts of `mention_metrics` over the days and platforms (a rate of a period
+is its answers over its answers, never a mean of daily rates), so one day and one platform
+read exactly that row of `mention_metrics`."""
+
+from __future__ import annotations
+
+import duckdb
+
+from visibility_assets.serve.filters import Filters
+from visibility_assets.serve.views.grid import Grid
+
+# (metric, numerator, denominator) over the pooled counts: each is a proportion.
+SHARES = """
+    SELECT period, platform, 'mention_rate' AS metric, mentioned AS x, valid AS n FROM pooled
+    UNION ALL SELECT period, platform, 'share_of_voice', mentioned, category_mentions FROM pooled
+    UNION ALL SELECT period, platform, 'top1_rate', top1, valid FROM pooled
+    UNION ALL SELECT period, platform, 'top3_rate', top3, valid FROM pooled
+    UNION ALL SELECT period, platform, 'recommend_rate', recommended, valid FROM pooled
+    UNION ALL SELECT period, platform, 'negative_rate', advised_against, valid FROM pooled
+    UNION ALL SELECT period, platform, 'positive_rate', positive, mentioned FROM pooled
+    UNION ALL SELECT period, platform, 'negative_sentiment_rate', negative, mentioned FROM pooled
+    UNION ALL SELECT period, platform, 'own_domain_citation_rate', own_cited, mentioned FROM pooled
+"""
+LABELS = {"mention_rate": "Mention rate", "share_of_voice": "Share of voice", "avg_list_rank": "Average list rank",
+          "top1_rate": "Top-1 rate", "top3_rate": "Top-3 rate", "recommend_rate": "Recommended",
+          "negative_rate": "Advised against", "positive_rate": "Positive sentiment",
+          "negative_sentiment_rate": "Negative sentiment", "own_domain_citation_rate": "Own-domain citations"}
+METRICS = ("mention_rate", "share_of_voice", "avg_list_rank", "top1_rate", "top3_rate", "recommend_rate",
+           "negative_rate", "positive_rate", "negative_sentiment_rate", "own_domain_citation_rate")
+
+FIGURES = """
+WITH rows AS (
+    SELECT CASE WHEN date >= $start THEN 'current' ELSE 'previous' END AS period, *
+    FROM mention_metrics
+    WHERE brand = $brand AND category = $category AND date BETWEEN $previous_start AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, platform))
+),
+pooled AS (
+    SELECT period, coalesce(platform, 'all') AS platform,
+           sum(valid_answers) AS valid, sum(mentioned_answers) AS mentioned,
+           sum(category_mentions) AS category_mentions, sum(listed_answers) AS listed,
+           sum(avg_list_rank * listed_answers) AS rank_sum, sum(list_rank_sum_sq) AS rank_sum_sq,
+           sum(top1_answers) AS top1, sum(top3_answers) AS top3, sum(recommended_answers) AS recommended,
+           sum(negative_answers) AS advised_against, sum(positive_sentiment_answers) AS positive,
+           sum(negative_sentiment_answers) AS negative, sum(own_domain_cited_answers) AS own_cited
+    FROM rows
+    GROUP BY GROUPING SETS ((period, platform), (period))
+),
+shares AS (""" + SHARES + """),
+share_tests AS (
+    SELECT c.platform, c.metric, c.x AS x1, c.n AS n1, p.x AS x0, p.n AS n0,
+           wilson(c.x, c.n) AS now, wilson(p.x, p.n) AS before,
+           two_proportion_z(c.x, c.n, p.x, p.n) AS z
+    FROM shares AS c
+    LEFT JOIN shares AS p ON p.period = 'previous' AND p.platform = c.platform AND p.metric = c.metric
+    WHERE c.period = 'current'
+),
+ranks AS (  -- the mean list position with a normal interval; the change by Welch's z
+    SELECT period, platform, listed AS n, rank_sum / listed AS mean,
+           CASE WHEN listed > 1 THEN greatest(0.0, (rank_sum_sq - rank_sum * rank_sum / listed) / (listed - 1)) END
+               AS variance
+    FROM pooled
+    WHERE listed > 0
+),
+rank_tests AS (
+    SELECT c.platform, 'avg_list_rank' AS metric, c.n AS n1, p.n AS n0, c.mean AS value,
+           c.mean - 1.959963984540054 * sqrt(c.variance / c.n) AS low,
+           c.mean + 1.959963984540054 * sqrt(c.variance / c.n) AS high, p.mean AS previous,
+           CASE WHEN c.variance + p.variance > 0
+                THEN (c.mean - p.mean) / sqrt(c.variance / c.n + p.variance / p.n) END AS z
+    FROM ranks AS c
+    LEFT JOIN ranks AS p ON p.period = 'previous' AND p.platform = c.platform
+    WHERE c.period = 'current'
+),
+tests AS (
+    SELECT platform, metric, x1, n1, x0, n0, now.rate AS value, now.low, now.high, before.rate AS previous, z
+    FROM share_tests
+    UNION ALL
+    SELECT platform, metric, NULL, n1, NULL, n0, value, low, high, previous, z FROM rank_tests
+),
+tested AS (
+    SELECT *, CASE WHEN z IS NOT NULL THEN normal_two_sided_p(z) END AS p_value FROM tests
+),
+ranked AS (
+    SELECT *, row_number() OVER (ORDER BY p_value NULLS LAST, metric, platform) AS p_rank,
+           count(p_value) OVER () AS tests
+    FROM tested
+),
+adjusted AS (
+    SELECT *, CASE WHEN p_value IS NOT NULL THEN least(1.0, min(p_value * tests / p_rank) OVER (
+               ORDER BY p_rank DESC ROWS UNBOUNDED PRECEDING)) END AS q_value
+    FROM ranked
+)
+SELECT platform, metric, value, low, high, previous, value - previous AS change, p_value, q_value,
+       coalesce(p_value < 0.01 AND q_value <= 0.10, false) AS significant,
+       x1 AS count, n1 AS base, x0 AS previous_count, n0 AS previous_base
+FROM adjusted
+ORDER BY platform = 'all' DESC, platform, metric
+"""
+
+TREND = """
+WITH daily AS (
+    SELECT date, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
+           sum(valid_answers) AS valid
+    FROM mention_metrics
+    WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, platform))
+    GROUP BY GROUPING SETS ((date, platform), (date))
+),
+rated AS (SELECT *, wilson(mentioned, valid) AS rate FROM daily)
+SELECT date, platform, mentioned, valid, rate.rate AS mention_rate, rate.low, rate.high
+FROM rated
+ORDER BY date, platform
+"""
+
+MODEL_CHANGES = """
+SELECT date, platform, subject FROM visibility_alerts
+WHERE kind = 'model_change' AND date BETWEEN $start AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+ORDER BY date, platform
+"""
+
+
+def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
+    figures = Grid.of(conn.execute(FIGURES, filters.params("brand", "category", "start", "end", "previous_start",
+                                                           "platforms")))
+    trend = Grid.of(conn.execute(TREND, filters.params("brand", "category", "start", "end", "platforms")))
+    changes = Grid.of(conn.execute(MODEL_CHANGES, filters.params("start", "end", "platforms")))
+    by_metric: dict[str, dict[str, dict]] = {metric: {} for metric in METRICS}
+    for row in figures.rows:
+        by_metric[row["metric"]][row["platform"]] = row
+    columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
+    return {"tables": {"figures": figures, "trend": trend, "model_changes": changes},
+            "by_metric": by_metric, "columns": columns}
+

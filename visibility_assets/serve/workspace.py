@@ -1,0 +1,129 @@
+"""What every request of the workspace shares: the config, the warehouse reader, the
+accounts, the guard and the templates; and the one path from a URL to a view's data, which
+the page, its JSON and its CSV all take."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.serve.accounts import Accounts
+from visibility_assets.serve.answer_html import answer_html
+from visibility_assets.serve.auth import Guard
+from visibility_assets.serve.filters import FilterError, Filters, parse_filters
+from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
+from visibility_assets.serve.views.alerts import alerts
+from visibility_assets.serve.views.answers import NAMED, PAGE, answers
+from visibility_assets.serve.views.competitors import competitors
+from visibility_assets.serve.views.overview import LABELS, overview
+from visibility_assets.serve.views.questions import questions
+from visibility_assets.serve.views.sources import sources
+
+SCOPE = """
+SELECT max(date) AS latest, list(DISTINCT platform ORDER BY platform) AS platforms FROM mention_metrics
+"""
+
+
+class ViewError(Exception):
+    """The view cannot be shown for these parameters; `status` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class View:
+    name: str
+    title: str
+    role: str  # the least role that may see it
+    build: Callable[[duckdb.DuckDBPyConnection, Filters, Request, VisibilityConfig], dict]
+
+
+def _answers(conn, filters, request, config) -> dict:
+    query = request.query_params
+    named = query.get("named", "all")
+    if named not in NAMED:
+        raise FilterError(f"named: one of {', '.join(NAMED)}")
+    try:
+        offset = max(0, int(query.get("offset", "0")))
+    except ValueError:
+        raise FilterError("offset: a whole number") from None
+    return answers(conn, filters, query.get("question") or None, named, offset, PAGE)
+
+
+VIEWS = {view.name: view for view in (
+    View("overview", "Overview", "viewer", lambda conn, f, request, config: overview(conn, f)),
+    View("competitors", "Competitors", "viewer",
+         lambda conn, f, request, config: competitors(conn, f, request.query_params.get("sort"))),
+    View("questions", "Questions", "viewer",
+         lambda conn, f, request, config: questions(conn, f, {q.id: q.text for q in config.questions})),
+    View("answers", "Answers", "analyst", _answers),
+    View("sources", "Sources", "viewer", lambda conn, f, request, config: sources(conn, f)),
+    View("alerts", "Alerts and quality", "viewer", lambda conn, f, request, config: alerts(conn, f)),
+)}
+
+
+class Workspace:
+    def __init__(self, config: VisibilityConfig, reader: WorkspaceReader, accounts: Accounts, guard: Guard,
+                 root_path: str = ""):
+        self.config, self.reader, self.accounts, self.guard = config, reader, accounts, guard
+        self.root_path = root_path.rstrip("/")
+        self.templates = Environment(loader=PackageLoader("visibility_assets.serve", "templates"),
+                                     autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+        self.templates.globals.update(views=VIEWS, labels=LABELS, url=self.url)
+        self.templates.filters.update(pct=_pct, number=_number, answer_html=answer_html, timestamp=_timestamp)
+
+    def url(self, path: str) -> str:
+        return self.root_path + path
+
+    def view_data(self, name: str, request: Request) -> dict:
+        """The view's data for the request's filters (raises ViewError)."""
+        view = VIEWS[name]
+        query = dict(request.query_params)
+        try:
+            with self.reader.cursor(query.get("as_of", "").strip() or None) as conn:
+                try:
+                    latest, platforms = conn.execute(SCOPE).fetchone()
+                except duckdb.CatalogException:
+                    raise ViewError("the warehouse has no metrics yet: run `visibility demo`, or materialize"
+                                    " the metrics", 503) from None
+                filters = parse_filters(query, self.config.catalog, latest, platforms or [])
+                data = view.build(conn, filters, request, self.config)
+                snapshot = self.reader.snapshot(conn)
+        except (FilterError, SnapshotError) as exc:
+            raise ViewError(str(exc)) from None
+        return {"view": name, "filters": filters, "platforms": platforms or [], "snapshot": snapshot, **data}
+
+    def page(self, request: Request, template: str, context: dict, status_code: int = 200) -> HTMLResponse:
+        user = getattr(request.state, "user", None)
+        session = self.guard.session(request)
+        html = self.templates.get_template(template).render(
+            request=request, user=user, csrf=session.csrf if session else "", catalog=self.config.catalog,
+            **context)
+        return HTMLResponse(html, status_code=status_code)
+
+
+def static_dir() -> Path:
+    return Path(__file__).parent / "static"
+
+
+def _pct(value, digits: int = 1) -> str:
+    return "–" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def _number(value, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+
+def _timestamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
