@@ -52,3 +52,11 @@ def test_bench_reanalysis_reanalyses_every_stored_answer():
     assert figures["success"]
     assert figures["samples_reanalysed"] == figures["answers"] > 0
     assert figures["partitions"] == figures["platforms"] == 2 and figures["metric_rows"] > 0
+
+
+def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
+    figures = _bench("serve", "--days", "2", "--clients", "3", "--duration", "1", "--samples", "2")
+    assert set(figures["endpoints"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
+                                                                     "sources", "alerts") for prefix in ("/", "/api/")}
+    assert all(e["n"] == 2 and 0 < e["p50_ms"] <= e["p95_ms"] for e in figures["endpoints"].values())
+    assert figures["load"]["errors"] == 0 and figures["load"]["requests"] > 0

@@ -94,7 +94,7 @@ def test_the_gaps_are_questions_naming_competitors_and_never_the_brand(workspace
     for row in body["questions"]:
         named[row["question_id"]] = named.get(row["question_id"], 0) + row["naming"]
     for gap in body["gaps"]:
-        assert named[gap["question_id"]] == 0 and gap["naming_competitors"] > 0 and gap["competitors_named"]
+        assert named[gap["question_id"]] == 0 and gap["competitor_mentions"] > 0 and gap["competitors_named"]
     assert {q for q, n in named.items() if n == 0} >= {g["question_id"] for g in body["gaps"]}
 
 

@@ -36,6 +36,14 @@ def add_parser(commands) -> None:
                          help="Dagster instance storage: the default SQLite files, PostgreSQL ($VISIBILITY_PG_URL),"
                               " or in memory")
     metrics.set_defaults(handler=run_metrics)
+    serve = benches.add_parser("serve", help="the workspace over the D-day warehouse of bench metrics: server time"
+                                             " per view and endpoint, then C clients at once")
+    serve.add_argument("--days", type=positive_int, default=90)
+    serve.add_argument("--clients", type=positive_int, default=50)
+    serve.add_argument("--duration", type=float, default=60.0, help="seconds of the concurrent load")
+    serve.add_argument("--samples", type=positive_int, default=30, help="requests per endpoint, one at a time")
+    serve.add_argument("--workers", type=positive_int, default=2, help="server processes")
+    serve.set_defaults(handler=run_serve)
     reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x K platforms of answers")
     reanalysis.add_argument("--days", type=positive_int, default=30)
     reanalysis.add_argument("--platforms", type=positive_int, default=6)
@@ -69,6 +77,11 @@ def run_clean(args) -> int:
 def run_metrics(args) -> int:
     from visibility_assets.tools.bench.metrics import run_metrics_bench
     return _print(run_metrics_bench(args.days, min(args.platforms, 6), args.answers_per_partition, args.instance))
+
+
+def run_serve(args) -> int:
+    from visibility_assets.tools.bench.serve import run_serve_bench
+    return _print(run_serve_bench(args.days, args.clients, args.duration, args.samples, args.workers))
 
 
 def run_reanalysis(args) -> int:

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import os
+import time
+from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -83,7 +86,10 @@ def routes() -> list:
             Route("/healthz", healthz), Mount("/static", StaticFiles(directory=static_dir()), name="static")]
 
 
-class SecurityHeaders:
+class ResponseHeaders:
+    """The security headers on every response, and `Server-Timing: app;dur=MS`: the time the
+    app took to start its answer (what `visibility bench serve` reports as server time)."""
+
     def __init__(self, app: ASGIApp):
         self.app = app
 
@@ -91,11 +97,12 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = list(message["headers"]) + SECURITY_HEADERS
+                took = f"app;dur={(time.perf_counter() - started) * 1000:.1f}".encode()
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS, (b"server-timing", took)]
             await send(message)
         await self.app(scope, receive, with_headers)
 
@@ -107,7 +114,12 @@ def create_app(settings: ServeSettings | None = None, config: VisibilityConfig |
     accounts = Accounts.under(settings.home)
     workspace = Workspace(config, WorkspaceReader(lake or lake_settings(), load_project().macros), accounts,
                           Guard(settings, accounts), root_path)
-    app = Starlette(routes=routes(), middleware=[Middleware(SecurityHeaders)])
+    @asynccontextmanager
+    async def lifespan(app):
+        await run_in_threadpool(workspace.warm_up)
+        yield
+
+    app = Starlette(routes=routes(), middleware=[Middleware(ResponseHeaders)], lifespan=lifespan)
     app.state.workspace = workspace
     return app
 

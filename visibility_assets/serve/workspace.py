@@ -72,6 +72,13 @@ VIEWS = {view.name: view for view in (
 )}
 
 
+class _NoRequest:
+    query_params: dict = {}
+
+
+_NO_REQUEST = _NoRequest()
+
+
 class Workspace:
     def __init__(self, config: VisibilityConfig, reader: WorkspaceReader, accounts: Accounts, guard: Guard,
                  root_path: str = ""):
@@ -97,11 +104,28 @@ class Workspace:
                     raise ViewError("the warehouse has no metrics yet: run `visibility demo`, or materialize"
                                     " the metrics", 503) from None
                 filters = parse_filters(query, self.config.catalog, latest, platforms or [])
-                data = view.build(conn, filters, request, self.config)
+                try:
+                    data = view.build(conn, filters, request, self.config)
+                except duckdb.CatalogException as exc:  # a table this view reads was never built
+                    raise ViewError(f"this view needs a table the warehouse does not hold yet"
+                                    f" ({str(exc).splitlines()[0]}): materialize every asset once", 503) from None
                 snapshot = self.reader.snapshot(conn)
         except (FilterError, SnapshotError) as exc:
             raise ViewError(str(exc)) from None
         return {"view": name, "filters": filters, "platforms": platforms or [], "snapshot": snapshot, **data}
+
+    def warm_up(self) -> None:
+        """Each view once with the default filters, so that the first user does not pay for the
+        lake's extensions and file metadata (a few hundred ms). A warehouse not built yet is no
+        error here: the views say so when asked."""
+        with self.reader.cursor() as conn:
+            try:
+                latest, platforms = conn.execute(SCOPE).fetchone()
+                filters = parse_filters({}, self.config.catalog, latest, platforms or [])
+                for name in ("overview", "competitors", "questions", "sources", "alerts"):
+                    VIEWS[name].build(conn, filters, _NO_REQUEST, self.config)
+            except (duckdb.CatalogException, FilterError):
+                pass
 
     def page(self, request: Request, template: str, context: dict, status_code: int = 200) -> HTMLResponse:
         user = getattr(request.state, "user", None)

@@ -13,43 +13,51 @@ from visibility_assets.serve.views.grid import Grid
 PAGE = 50
 NAMED = ("all", "yes", "no")  # every answer of the cell, those naming the brand, those that do not
 
+# The page's answers first, from the narrow tables (no text); then the texts of those alone.
+PAGE_KEYS = """
+SELECT b.request_key, b.date, b.platform, s.question_id, s.round, count(*) OVER () AS total
+FROM sample_brand_results AS b
+JOIN cleaned_samples AS s USING (request_key)
+WHERE b.brand = $brand AND b.category = $category AND b.date BETWEEN $start AND $end
+  AND s.date BETWEEN $start AND $end AND s.category = $category
+  AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
+  AND ($question IS NULL OR s.question_id = $question)
+  AND ($named = 'all' OR b.mentioned = ($named = 'yes'))
+ORDER BY b.date, b.platform, s.question_id, s.round, b.request_key
+LIMIT $limit OFFSET $offset
+"""
+
 ANSWERS = """
 SELECT r.request_key, r.date, r.platform, r.question_id, r.question_text, r.round, r.model, r.response_model,
        r.content_hash, r.prompt_hash, r.attempt, r.run_id AS collection_run_id, r.outcome, r.finish_reason,
        r.answer_text, s.valid, s.invalid_reason, s.option_list_kind, s.analyzer_version, s.config_version,
        s.run_id AS cleaning_run_id, b.mentioned, b.mention_count, b.first_mention_order, b.list_rank,
-       b.recommended, b.sentiment, b.cites_own_domain,
-       count(*) OVER () AS total
-FROM sample_brand_results AS b
+       b.recommended, b.sentiment, b.cites_own_domain
+FROM raw_ai_responses AS r
 JOIN cleaned_samples AS s USING (request_key)
-JOIN raw_ai_responses AS r USING (request_key)
-WHERE b.brand = $brand AND b.category = $category AND b.date BETWEEN $start AND $end
-  AND s.date BETWEEN $start AND $end AND r.date BETWEEN $start AND $end
-  AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
-  AND ($question IS NULL OR s.question_id = $question)
-  AND ($named = 'all' OR b.mentioned = ($named = 'yes'))
-ORDER BY r.date, r.platform, r.question_id, r.round
-LIMIT $limit OFFSET $offset
+JOIN sample_brand_results AS b ON b.request_key = r.request_key AND b.brand = $brand
+WHERE list_contains($keys, r.request_key) AND r.date BETWEEN $first AND $last AND s.date BETWEEN $first AND $last
+  AND b.date BETWEEN $first AND $last AND list_contains($platforms, r.platform)
 """
 
 MATCHES = """
 SELECT request_key, brand, alias, matched_text, start_pos, end_pos, accepted, rule, sentiment, sentiment_cues
 FROM entity_matches
-WHERE list_contains($keys, request_key) AND date BETWEEN $start AND $end
+WHERE list_contains($keys, request_key) AND date BETWEEN $first AND $last AND list_contains($platforms, platform)
 ORDER BY request_key, start_pos, brand
 """
 
 CITATIONS = """
 SELECT request_key, url, source, domain, domain_class, own_brand
 FROM sample_citations
-WHERE list_contains($keys, request_key) AND date BETWEEN $start AND $end
+WHERE list_contains($keys, request_key) AND date BETWEEN $first AND $last AND list_contains($platforms, platform)
 ORDER BY request_key, url
 """
 
 ATTEMPTS = """
 SELECT request_key, attempt, run_id, started_at, http_status, error_class, latency_ms
 FROM http_attempts
-WHERE list_contains($keys, request_key) AND date BETWEEN $start AND $end
+WHERE list_contains($keys, request_key) AND date BETWEEN $first AND $last AND list_contains($platforms, platform)
 ORDER BY request_key, attempt
 """
 
@@ -57,17 +65,20 @@ ORDER BY request_key, attempt
 def answers(conn: duckdb.DuckDBPyConnection, filters: Filters, question: str | None = None, named: str = "all",
             offset: int = 0, limit: int = PAGE) -> dict:
     scope = filters.params("brand", "category", "start", "end", "platforms")
-    rows = Grid.of(conn.execute(ANSWERS, {**scope, "question": question, "named": named,
-                                          "limit": limit, "offset": offset}))
-    keys = [row["request_key"] for row in rows.rows]
-    span = filters.params("start", "end")
-    related = {name: _by_key(Grid.of(conn.execute(sql, {**span, "keys": keys})))
+    page = conn.execute(PAGE_KEYS, {**scope, "question": question, "named": named, "limit": limit,
+                                    "offset": offset}).fetchall()
+    total = page[0][-1] if page else 0
+    order = {key: i for i, (key, *_) in enumerate(page)}
+    # Only the page's days and platforms are read for its texts, matches and attempts.
+    span = {"keys": list(order), "first": min((d for _, d, *_ in page), default=filters.start),
+            "last": max((d for _, d, *_ in page), default=filters.start),
+            "platforms": sorted({p for _, _, p, *_ in page})}
+    rows = Grid.of(conn.execute(ANSWERS, {**span, "brand": filters.brand}))
+    listing = Grid(rows.columns, tuple(sorted(rows.rows, key=lambda row: order[row["request_key"]])))
+    related = {name: _by_key(Grid.of(conn.execute(sql, span)))
                for name, sql in (("matches", MATCHES), ("citations", CITATIONS), ("attempts", ATTEMPTS))}
     items = [{**row, **{name: found.get(row["request_key"], []) for name, found in related.items()}}
-             for row in rows.rows]
-    total = rows.rows[0]["total"] if rows.rows else 0
-    listing = Grid(tuple(c for c in rows.columns if c != "total"),
-                   tuple({k: v for k, v in row.items() if k != "total"} for row in rows.rows))
+             for row in listing.rows]
     return {"tables": {"answers": listing}, "answers": items, "total": total, "offset": offset, "limit": limit}
 
 

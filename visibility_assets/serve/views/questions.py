@@ -1,6 +1,6 @@
 """Questions: per question and platform, how many valid answers name the brand, its best and
-mean list rank, and which other brands those answers recommend; and the gaps: questions whose
-answers name competitors but never the brand."""
+mean list rank, and which other brands those answers name and recommend; and the gaps:
+questions whose answers (over the chosen platforms) name competitors but never the brand."""
 
 from __future__ import annotations
 
@@ -9,77 +9,75 @@ import duckdb
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
-RESULTS = """
-SELECT s.question_id, b.platform, b.request_key, b.brand, b.mentioned, b.list_rank, b.recommended
-FROM stg_brand_results AS b
-JOIN stg_samples AS s USING (request_key)
-WHERE b.category = $category AND b.date BETWEEN $start AND $end AND b.valid
-  AND s.date BETWEEN $start AND $end
-  AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
-"""
-
 PER_QUESTION = """
-WITH results AS (""" + RESULTS + """),
+WITH results AS (
+    SELECT s.question_id, b.platform, b.request_key, b.brand, b.mentioned, b.list_rank, b.recommended
+    FROM stg_brand_results AS b
+    JOIN stg_samples AS s USING (request_key)
+    WHERE b.category = $category AND b.date BETWEEN $start AND $end AND b.valid
+      AND s.date BETWEEN $start AND $end AND s.category = $category
+      AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
+),
 others AS (
-    SELECT question_id, platform, brand, count(*) AS answers
+    SELECT question_id, platform, brand, count(*) FILTER (WHERE mentioned) AS naming,
+           count(*) FILTER (WHERE recommended) AS recommending
     FROM results
-    WHERE recommended AND brand <> $brand
+    WHERE brand <> $brand AND mentioned
     GROUP BY ALL
 ),
 other_lists AS (
-    SELECT question_id, platform, list(brand || ' (' || answers || ')' ORDER BY answers DESC, brand) AS recommended
+    SELECT question_id, platform,
+           list({'brand': brand, 'answers': recommending} ORDER BY recommending DESC, brand)
+               FILTER (WHERE recommending > 0) AS recommended,
+           list({'brand': brand, 'answers': naming} ORDER BY naming DESC, brand) AS named
     FROM others
     GROUP BY ALL
 ),
 own AS (
-    SELECT question_id, platform, count(*) AS answers,
-           count(*) FILTER (WHERE mentioned) AS naming,
-           min(list_rank) AS best_rank, avg(list_rank) AS avg_rank,
-           count(*) FILTER (WHERE recommended) AS recommending
+    SELECT question_id, platform, count(*) AS answers, count(*) FILTER (WHERE mentioned) AS naming,
+           min(list_rank) AS best_rank, avg(list_rank) AS avg_rank, count(*) FILTER (WHERE recommended) AS recommending
     FROM results
     WHERE brand = $brand
     GROUP BY ALL
 )
 SELECT o.question_id, o.platform, o.answers, o.naming, o.naming / o.answers AS mention_rate, o.best_rank,
-       o.avg_rank, o.recommending, coalesce(l.recommended, []) AS others_recommended
+       o.avg_rank, o.recommending, coalesce(l.recommended, []) AS others_recommended,
+       coalesce(l.named, []) AS others_named
 FROM own AS o
 LEFT JOIN other_lists AS l USING (question_id, platform)
 ORDER BY o.question_id, o.platform
 """
 
-GAPS = """
-WITH results AS (""" + RESULTS + """),
-per_question AS (
-    SELECT question_id,
-           count(DISTINCT request_key) AS answers,
-           count(*) FILTER (WHERE brand = $brand AND mentioned) AS naming_brand,
-           count(DISTINCT request_key) FILTER (WHERE brand <> $brand AND mentioned) AS naming_competitors
-    FROM results
-    GROUP BY question_id
-),
-named AS (
-    SELECT question_id, brand, count(*) AS answers
-    FROM results
-    WHERE mentioned AND brand <> $brand
-    GROUP BY ALL
-)
-SELECT q.question_id, q.answers, q.naming_competitors,
-       (SELECT list(n.brand || ' (' || n.answers || ')' ORDER BY n.answers DESC, n.brand)
-        FROM named AS n WHERE n.question_id = q.question_id) AS competitors_named
-FROM per_question AS q
-WHERE q.naming_brand = 0 AND q.naming_competitors > 0
-ORDER BY q.naming_competitors DESC, q.question_id
-"""
-
 
 def questions(conn: duckdb.DuckDBPyConnection, filters: Filters, texts: dict[str, str]) -> dict:
     """`texts`: each question's text, by id (the config's)."""
-    params = filters.params("brand", "category", "start", "end", "platforms")
-    per_question = _with_text(Grid.of(conn.execute(PER_QUESTION, params)), texts)
-    gaps = _with_text(Grid.of(conn.execute(GAPS, params)), texts)
-    return {"tables": {"questions": per_question, "gaps": gaps}}
+    rows = conn.execute(PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
+    columns = ("question_id", "question", "platform", "answers", "naming", "mention_rate", "best_rank", "avg_rank",
+               "recommending", "others_recommended")
+    per_question = tuple({"question_id": q, "question": texts.get(q, ""), "platform": p, "answers": n,
+                          "naming": naming, "mention_rate": rate, "best_rank": best, "avg_rank": mean,
+                          "recommending": recommending, "others_recommended": _listed(recommended)}
+                         for q, p, n, naming, rate, best, mean, recommending, recommended, _ in rows)
+    return {"tables": {"questions": Grid(columns, per_question), "gaps": _gaps(rows, texts)}}
 
 
-def _with_text(grid: Grid, texts: dict[str, str]) -> Grid:
-    columns = (grid.columns[0], "question", *grid.columns[1:])
-    return Grid(columns, tuple({**row, "question": texts.get(row["question_id"], "")} for row in grid.rows))
+def _gaps(rows: list[tuple], texts: dict[str, str]) -> Grid:
+    """Questions whose answers name no brand but competitors, pooled over the platforms."""
+    pooled: dict[str, dict] = {}
+    for question, _, answers, naming, *_, named in rows:
+        entry = pooled.setdefault(question, {"answers": 0, "naming": 0, "competitors": {}})
+        entry["answers"] += answers
+        entry["naming"] += naming
+        for item in named:
+            entry["competitors"][item["brand"]] = entry["competitors"].get(item["brand"], 0) + item["answers"]
+    gaps = [{"question_id": q, "question": texts.get(q, ""), "answers": e["answers"],
+             "competitor_mentions": sum(e["competitors"].values()),
+             "competitors_named": _listed([{"brand": b, "answers": n} for b, n in sorted(
+                 e["competitors"].items(), key=lambda item: (-item[1], item[0]))])}
+            for q, e in pooled.items() if e["naming"] == 0 and e["competitors"]]
+    gaps.sort(key=lambda g: (-g["competitor_mentions"], g["question_id"]))
+    return Grid(("question_id", "question", "answers", "competitor_mentions", "competitors_named"), tuple(gaps))
+
+
+def _listed(items: list[dict]) -> list[str]:
+    return [f"{item['brand']} ({item['answers']})" for item in items]

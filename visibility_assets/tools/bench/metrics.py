@@ -71,37 +71,44 @@ def run_metrics_bench(days: int = 90, platforms: int = 6, per_partition: int = 2
     """instance_kind: "sqlite" (the default instance: SQLite files), "postgres" (the production
     instance config, operate/instance/dagster.postgres.yaml, against $VISIBILITY_PG_URL or the local server)
     or "memory" (Dagster's ephemeral instance: the SQL and Dagster's step overhead alone)."""
-    names = KNOWN_PLATFORMS[:platforms]
     with scratch_home("bench-metrics-"):
-        from dagster import DagsterInstance, materialize
+        return build_metrics_warehouse(days, KNOWN_PLATFORMS[:platforms], per_partition, instance_kind, progress)
 
-        from visibility_assets.config import load_config
-        from visibility_assets.core.partitions import daily_platform_partitions, partition_key
-        from visibility_assets.definitions import build_resources
-        from visibility_assets.measure.defs import build_sql_assets
-        from visibility_assets.operate.automation import RANGE_END, RANGE_START
-        from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
-        from visibility_assets.runs import QUIET_RUN
-        from visibility_assets.warehouse.lake import lake_settings, reading
 
-        answers = seed_warehouse(days, per_partition, names)
-        progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
-        first = (LAST_DAY - timedelta(days=days - 1)).isoformat()
-        started = time.perf_counter()
-        instance = DagsterInstance.ephemeral() if instance_kind == "memory" else get_instance(instance_kind)
-        with planned_events_as_subsets():  # as `visibility backfill` creates its range runs
-            result = materialize(
-                build_sql_assets(daily_platform_partitions(names)), instance=instance,
-                resources=build_resources(load_config()), raise_on_error=False,
-                tags={RANGE_START: str(partition_key(first, names[0])),
-                      RANGE_END: str(partition_key(LAST_DAY.isoformat(), names[-1]))},
-                run_config=QUIET_RUN,
-            )
-        wall = time.perf_counter() - started
-        with reading(lake_settings()) as conn:
-            metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
-            alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
-        failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
+def build_metrics_warehouse(days: int, names: tuple[str, ...], per_partition: int, instance_kind: str = "sqlite",
+                            progress=lambda message: print(message, file=sys.stderr)) -> dict:
+    """Synthetic cleaned samples of D days x the platforms in the current data directory, and
+    every metric partition computed from them in one single-run backfill (the figures of
+    `bench metrics`; `bench serve` serves the warehouse it leaves)."""
+    from dagster import DagsterInstance, materialize
+
+    from visibility_assets.config import load_config
+    from visibility_assets.core.partitions import daily_platform_partitions, partition_key
+    from visibility_assets.definitions import build_resources
+    from visibility_assets.measure.defs import build_sql_assets
+    from visibility_assets.operate.automation import RANGE_END, RANGE_START
+    from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
+    from visibility_assets.runs import QUIET_RUN
+    from visibility_assets.warehouse.lake import lake_settings, reading
+
+    answers = seed_warehouse(days, per_partition, names)
+    progress(f"bench metrics: {answers} answers over {days} days x {len(names)} platforms")
+    first = (LAST_DAY - timedelta(days=days - 1)).isoformat()
+    started = time.perf_counter()
+    instance = DagsterInstance.ephemeral() if instance_kind == "memory" else get_instance(instance_kind)
+    with planned_events_as_subsets():  # as `visibility backfill` creates its range runs
+        result = materialize(
+            build_sql_assets(daily_platform_partitions(names)), instance=instance,
+            resources=build_resources(load_config()), raise_on_error=False,
+            tags={RANGE_START: str(partition_key(first, names[0])),
+                  RANGE_END: str(partition_key(LAST_DAY.isoformat(), names[-1]))},
+            run_config=QUIET_RUN,
+        )
+    wall = time.perf_counter() - started
+    with reading(lake_settings()) as conn:
+        metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
+        alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
+    failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
     return {"days": days, "platforms": len(names), "partitions": days * len(names), "answers": answers,
             "instance": instance_kind,
             "success": result.success, "wall_s": round(wall, 2), "metric_rows": metric_rows, "alerts": alerts,
