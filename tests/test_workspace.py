@@ -131,3 +131,27 @@ def test_a_filter_that_names_nothing_is_a_clear_error_not_a_query(workspace):
         api = client.get(f"/api/overview?{query}")
         assert api.status_code == 400 and message in api.json()["error"], (query, api.text)
         assert message.replace("'", "&#39;") in client.get(f"/overview?{query}").text
+
+
+@pytest.mark.system
+def test_the_workspace_reads_a_lake_with_a_postgresql_catalog(tmp_path, monkeypatch):
+    from tests.conftest import IN_PROCESS_URL, write_config
+    from tests.services import scratch_database
+    from tests.workspace_lake import PASSWORD, Workspace, build_lake
+    from visibility_assets.config import load_config
+
+    with scratch_database("visibility_workspace") as database:
+        monkeypatch.setenv("VISIBILITY_WAREHOUSE", f"postgres:dbname={database} host=127.0.0.1 user=postgres")
+        monkeypatch.setenv("VISIBILITY_WAREHOUSE_DATA", str(tmp_path / "data") + "/")
+        config = load_config(write_config(tmp_path / "config", IN_PROCESS_URL, questions=6))
+        lake = build_lake(tmp_path, config, LAST_DAY, 2, ("qwen",))
+        assert lake.catalog_kind == "postgres"
+        served = Workspace(tmp_path, config, lake)
+        served.accounts.add("pg", "analyst", PASSWORD)
+        client = served.client("pg")
+        body = client.get(f"/api/overview?from={DAY}&to={DAY}").json()
+        with reading(lake) as conn:
+            rate = conn.execute("SELECT mention_rate FROM mention_metrics WHERE brand = '阿里云' AND date = ?",
+                                [LAST_DAY]).fetchone()[0]
+        assert [f["value"] for f in body["figures"] if f["metric"] == "mention_rate"] == [pytest.approx(rate)] * 2
+        assert client.get(f"/api/answers?from={DAY}&to={DAY}").json()["total"] > 0

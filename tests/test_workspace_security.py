@@ -130,10 +130,17 @@ def test_an_answer_holding_markup_is_shown_inert(workspace):
         key = conn.execute("SELECT request_key FROM sample_brand_results WHERE brand = '阿里云' AND platform ="
                            " 'deepseek' AND date = ? AND mentioned ORDER BY request_key LIMIT 1",
                            [FIRST_DAY]).fetchone()[0]
+        before = conn.execute("FROM lake.current_snapshot()").fetchone()[0]
+        original = conn.execute("SELECT answer_text FROM raw_ai_responses WHERE request_key = ?", [key]).fetchone()[0]
     write_with_retry(workspace.lake, lambda conn: conn.execute(
         "UPDATE raw_ai_responses SET answer_text = $text WHERE request_key = $key", {"text": hostile, "key": key}))
-    page = workspace.client("ana").get(f"/answers?from={FIRST_DAY}&to={FIRST_DAY}&platform=deepseek&named=yes").text
+    cell = f"from={FIRST_DAY}&to={FIRST_DAY}&platform=deepseek&named=yes"
+    page = workspace.client("ana").get(f"/answers?{cell}").text
     assert key in page
+    # as_of: the answers as the warehouse held them before the change
+    then = workspace.client("ana").get(f"/api/answers?{cell}&as_of={before}").json()
+    assert then["snapshot"] == before and [a["answer_text"] for a in then["answers"] if a["request_key"] == key] == [
+        original]
     body = page[page.index("<main>"):]
     for active in ("<script", "<img", "onerror=", "onclick=", 'href="javascript:', 'src="http://tracker'):
         assert active not in body, active  # the markdown image is at most a link: nothing is fetched
@@ -166,3 +173,21 @@ def test_a_brand_name_of_quotes_sql_and_html_is_only_ever_a_value(workspace):
     assert unknown.status_code == 400 and "unknown brand" in unknown.json()["error"]
     with reading(workspace.lake) as conn:
         assert conn.execute("SELECT count(*) FROM mention_metrics").fetchone()[0] > 0  # still there
+
+
+def test_the_admin_page_and_actions_are_for_admins_and_check_what_they_are_given(workspace):
+    analyst, admin = workspace.client("ana"), workspace.client("adam")
+    token = csrf_of(analyst.get("/overview").text)
+    assert analyst.get("/admin").status_code == 403
+    assert analyst.post("/admin/users", data={"csrf": token, "name": "eve", "role": "admin",
+                                              "password": "long enough pw"}).status_code == 403
+    assert workspace.accounts.user("eve") is None
+    page = admin.get("/admin")
+    assert page.status_code == 200 and "vera" in page.text
+    token = csrf_of(page.text)
+    refused = admin.post("/admin/ask", data={"csrf": token, "platform": "grok", "question": "q001"})
+    assert refused.status_code == 400 and "unknown platform" in refused.text
+    added = admin.post("/admin/users", data={"csrf": token, "name": "new.viewer", "role": "viewer", "password": ""})
+    assert added.status_code == 200 and "password (shown once)" in added.text
+    assert workspace.accounts.user("new.viewer").role == "viewer"
+    assert any(e.action == "user_added" and e.actor == "adam" for e in workspace.accounts.audit_trail())
