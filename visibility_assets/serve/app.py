@@ -35,40 +35,35 @@ SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-typ
                     (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
 
 
-def view_page(name: str):
+def view_route(name: str, api: bool):
+    """The page of view `name`, or its JSON and CSV twin under /api/: one path to the data."""
     def handler(request: Request) -> Response:
         workspace: Workspace = request.app.state.workspace
         try:
             data = workspace.view_data(name, request)
         except ViewError as exc:
+            if api:
+                return JSONResponse({"error": str(exc)}, status_code=exc.status)
             return workspace.page(request, "error.html", {"message": str(exc), "view": name}, exc.status)
-        return workspace.page(request, f"{name}.html", data)
-    handler.__name__ = f"{name}_page"
-    return protected(VIEWS[name].role)(handler)
+        return _api_answer(name, request, data) if api else workspace.page(request, f"{name}.html", data)
+    handler.__name__ = f"{name}_{'api' if api else 'page'}"
+    return protected(VIEWS[name].role, api=api)(handler)
 
 
-def view_api(name: str):
-    def handler(request: Request) -> Response:
-        workspace: Workspace = request.app.state.workspace
-        try:
-            data = workspace.view_data(name, request)
-        except ViewError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=exc.status)
-        tables = data["tables"]
-        if request.query_params.get("format") == "csv":
-            table = request.query_params.get("table") or next(iter(tables))
-            if table not in tables:
-                return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
-            return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
-                "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
-        body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
-                **{key: table.as_json() for key, table in tables.items()}}
-        if name == "answers":
-            body.update(total=data["total"], offset=data["offset"], limit=data["limit"],
-                        answers=json_value(data["answers"]))
-        return JSONResponse(body)
-    handler.__name__ = f"{name}_api"
-    return protected(VIEWS[name].role, api=True)(handler)
+def _api_answer(name: str, request: Request, data: dict) -> Response:
+    tables = data["tables"]
+    if request.query_params.get("format") == "csv":
+        table = request.query_params.get("table") or next(iter(tables))
+        if table not in tables:
+            return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
+        return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
+            "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
+    body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
+            **{key: table.as_json() for key, table in tables.items()}}
+    if name == "answers":
+        body.update(total=data["total"], offset=data["offset"], limit=data["limit"],
+                    answers=json_value(data["answers"]))
+    return JSONResponse(body)
 
 
 def home(request: Request) -> Response:
@@ -80,8 +75,8 @@ def healthz(request: Request) -> Response:
 
 
 def routes() -> list:
-    pages = [Route(f"/{name}", view_page(name)) for name in VIEWS]
-    apis = [Route(f"/api/{name}", view_api(name)) for name in VIEWS]
+    pages = [Route(f"/{name}", view_route(name, api=False)) for name in VIEWS]
+    apis = [Route(f"/api/{name}", view_route(name, api=True)) for name in VIEWS]
     return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(),
             Route("/healthz", healthz), Mount("/static", StaticFiles(directory=static_dir()), name="static")]
 
