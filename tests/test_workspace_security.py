@@ -191,3 +191,20 @@ def test_the_admin_page_and_actions_are_for_admins_and_check_what_they_are_given
     assert added.status_code == 200 and "password (shown once)" in added.text
     assert workspace.accounts.user("new.viewer").role == "viewer"
     assert any(e.action == "user_added" and e.actor == "adam" for e in workspace.accounts.audit_trail())
+
+
+def test_a_user_header_is_believed_only_from_a_trusted_proxy_and_only_for_an_existing_user(workspace, tmp_path):
+    from dataclasses import replace
+
+    from starlette.testclient import TestClient
+
+    from visibility_assets.serve.app import create_app
+
+    settings = replace(workspace.settings, trusted_proxies=("10.0.0.7",), user_header="X-Forwarded-User")
+    app = create_app(settings, workspace.config, workspace.lake)
+    via_proxy = TestClient(app, base_url="http://workspace.test", client=("10.0.0.7", 443))
+    elsewhere = TestClient(app, base_url="http://workspace.test", client=("192.0.2.9", 443))
+    assert via_proxy.get("/api/answers", headers={"X-Forwarded-User": "ana"}).status_code == 200
+    assert via_proxy.get("/api/answers", headers={"X-Forwarded-User": "vera"}).status_code == 403  # her role
+    assert via_proxy.get("/api/overview", headers={"X-Forwarded-User": "nobody"}).status_code == 401
+    assert elsewhere.get("/api/overview", headers={"X-Forwarded-User": "adam"}).status_code == 401
