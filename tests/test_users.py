@@ -80,3 +80,8 @@ def test_token_prints_the_token_as_the_last_line(visibility_home, monkeypatch):
     assert printed.returncode == 0 and token.startswith("vis_")
     assert Accounts.under(visibility_home).token_user(token).name == "bot"
     assert "1 token" in visibility("users", "list").stdout
+
+
+def test_serve_without_a_warehouse_says_what_to_run_first(visibility_home):
+    result = visibility("serve", "--port", "8123")
+    assert result.returncode == 2 and "run `visibility demo`" in result.stderr and "Traceback" not in result.stderr

@@ -78,6 +78,8 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
     print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
     print(f"report: {report_path or 'FAILED'}", file=out)
+    print("workspace: `visibility users add NAME --role analyst`, then `visibility serve` and open"
+          " http://127.0.0.1:8080", file=out)
     return 0 if report.success and all(r.success for r in runs) else 1
 
 
