@@ -208,3 +208,9 @@ def test_a_user_header_is_believed_only_from_a_trusted_proxy_and_only_for_an_exi
     assert via_proxy.get("/api/answers", headers={"X-Forwarded-User": "vera"}).status_code == 403  # her role
     assert via_proxy.get("/api/overview", headers={"X-Forwarded-User": "nobody"}).status_code == 401
     assert elsewhere.get("/api/overview", headers={"X-Forwarded-User": "adam"}).status_code == 401
+    # an admin behind the proxy can use the forms: its page carries a session's CSRF token
+    page = via_proxy.get("/admin", headers={"X-Forwarded-User": "adam"})
+    assert page.status_code == 200 and "vis_session" in page.headers.get("set-cookie", "")
+    added = via_proxy.post("/admin/users", headers={"X-Forwarded-User": "adam"},
+                           data={"csrf": csrf_of(page.text), "name": "via.sso", "role": "viewer", "password": ""})
+    assert added.status_code == 200 and workspace.accounts.user("via.sso") is not None

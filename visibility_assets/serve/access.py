@@ -46,7 +46,9 @@ def protected(role: str, api: bool = False) -> Callable:
                 if api:
                     return JSONResponse({"error": message}, status_code=403)
                 return workspace.page(request, "forbidden.html", {"message": message}, status_code=403)
-            return await run_in_threadpool(handler, request)
+            response = await run_in_threadpool(handler, request)
+            workspace.guard.set_new_session(request, response)
+            return response
 
         endpoint.required_role = role
         endpoint.__name__ = handler.__name__

@@ -53,9 +53,30 @@ class Guard:
         if header and request.client and request.client.host in self.settings.trusted_proxies:
             name = request.headers.get(header)
             if name:
-                return self.accounts.user(name)
+                user = self.accounts.user(name)
+                if user is not None:
+                    self._session_for_header(request, user)
+                return user
         session = self.session(request)
         return self.accounts.user(session.user) if session else None
+
+    def _session_for_header(self, request: Request, user: User) -> None:
+        """A user the proxy vouches for gets a session too, for the CSRF token of its forms: the
+        page carries the new session's token and the response sets its cookie (serve/access.py)."""
+        session = self.session(request)
+        if session is None or session.user != user.name:
+            csrf = secrets.token_urlsafe(24)
+            request.state.new_session = (Session(user.name, csrf), self._sessions.dumps([user.name, csrf]))
+
+    def current_session(self, request: Request) -> Session | None:
+        """The request's session: its cookie's, or the one just made for it."""
+        made = getattr(request.state, "new_session", None)
+        return made[0] if made else self.session(request)
+
+    def set_new_session(self, request: Request, response: Response) -> None:
+        made = getattr(request.state, "new_session", None)
+        if made:
+            self._cookie(response, SESSION_COOKIE, made[1], self.settings.session_s)
 
     def session(self, request: Request) -> Session | None:
         value = request.cookies.get(SESSION_COOKIE)

@@ -129,7 +129,7 @@ class Workspace:
 
     def page(self, request: Request, template: str, context: dict, status_code: int = 200) -> HTMLResponse:
         user = getattr(request.state, "user", None)
-        session = self.guard.session(request)
+        session = self.guard.current_session(request)
         html = self.templates.get_template(template).render(
             request=request, user=user, csrf=session.csrf if session else "", catalog=self.config.catalog,
             **context)
