@@ -76,11 +76,22 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     print_summary(runs, out)
     report = run_job(defs, report_job.name, instance)
     report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
-    print(f"wall time: {time.monotonic() - started:.1f} s", file=out)
+    bound, slowest = rate_bound_s(config, len(dates))
+    print(f"wall time: {time.monotonic() - started:.1f} s (rate bound {bound:.1f} s: {slowest}'s requests at its"
+          " permitted rate, day after day)", file=out)
     print(f"report: {report_path or 'FAILED'}", file=out)
     print("workspace: `visibility users add NAME --role analyst`, then `visibility serve` and open"
           " http://127.0.0.1:8080", file=out)
     return 0 if report.success and all(r.success for r in runs) else 1
+
+
+def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
+    """The least time the collection can take: the slowest platform's nightly requests at its
+    rate_limit_rps, for each day (the days run one after another, the platforms side by side)."""
+    requests = len(config.questions) + len(config.canaries)
+    per_platform = {p.name: requests * p.rounds / p.rate_limit_rps for p in config.platforms}
+    slowest = max(per_platform, key=per_platform.get)
+    return per_platform[slowest] * days, slowest
 
 
 def demo_model_switch(config: VisibilityConfig, dates: list[str]) -> tuple[str, str] | None:

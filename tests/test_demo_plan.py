@@ -1,0 +1,20 @@
+"""What the demo plans before it runs: its days, and the rate bound it prints beside its wall
+time (the least time the collection can take at the platforms' permitted rates)."""
+
+from datetime import date
+
+from visibility_assets.cli.demo import demo_dates, rate_bound_s
+from visibility_assets.config import load_config
+
+
+def test_the_days_end_at_the_date_given():
+    assert demo_dates(date(2026, 11, 30), 3) == ["2026-11-28", "2026-11-29", "2026-11-30"]
+
+
+def test_the_rate_bound_is_the_slowest_platforms_nightly_requests_at_its_rate_day_after_day():
+    config = load_config()
+    requests = (len(config.questions) + len(config.canaries)) * config.platforms[0].rounds
+    assert requests == 153  # 45 questions and 6 canary prompts, 3 rounds each
+    bound, slowest = rate_bound_s(config, days=2)
+    assert slowest in config.platform_names
+    assert bound == max(requests / p.rate_limit_rps for p in config.platforms) * 2
