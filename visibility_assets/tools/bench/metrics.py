@@ -105,14 +105,41 @@ def build_metrics_warehouse(days: int, names: tuple[str, ...], per_partition: in
             run_config=QUIET_RUN,
         )
     wall = time.perf_counter() - started
+    sql_s = models_sql_s(names, first)
     with reading(lake_settings()) as conn:
         metric_rows = conn.execute("SELECT count(*) FROM mention_metrics").fetchall()[0][0]
         alerts = conn.execute("SELECT count(*) FROM visibility_alerts").fetchall()[0][0]
     failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
     return {"days": days, "platforms": len(names), "partitions": days * len(names), "answers": answers,
             "instance": instance_kind,
-            "success": result.success, "wall_s": round(wall, 2), "metric_rows": metric_rows, "alerts": alerts,
-            "failed_checks": failed_checks,
+            "success": result.success, "wall_s": round(wall, 2), "models_sql_s": round(sql_s, 2),
+            "orchestration_share": round(max(0.0, 1 - sql_s / wall), 3) if wall else None,
+            "metric_rows": metric_rows, "alerts": alerts, "failed_checks": failed_checks,
             "definition": "wall_s: one Dagster run (single-run backfill over the whole partition range) of every"
                           " SQL model and its checks, in-process executor, created as `visibility backfill` creates"
-                          " its runs (planned events as partition subsets; asset events in batches)"}
+                          " its runs (planned events as partition subsets; asset events in batches); models_sql_s:"
+                          " the same models and tests built again over the same partitions straight through the"
+                          " runner, no Dagster (two lake transactions a model); orchestration_share: 1 -"
+                          " models_sql_s / wall_s"}
+
+
+def models_sql_s(names: tuple[str, ...], first: str) -> float:
+    """Every model and its tests over every partition, through the runner alone."""
+    from datetime import date
+
+    from visibility_assets.core.partitions import Partition
+    from visibility_assets.measure.project import load_project
+    from visibility_assets.measure.runner import materialize_model
+    from visibility_assets.warehouse.lake import lake_settings
+    from visibility_assets.warehouse.resource import WarehouseResource
+
+    warehouse = WarehouseResource.from_settings(lake_settings())
+    day, partitions = date.fromisoformat(first), []
+    while day <= LAST_DAY:
+        partitions += [Partition(day, name) for name in names]
+        day += timedelta(days=1)
+    project = load_project()
+    started = time.perf_counter()
+    for model in project.models.values():
+        materialize_model(warehouse, project, model, partitions if model.partitioned else [], "bench-sql-alone")
+    return time.perf_counter() - started
