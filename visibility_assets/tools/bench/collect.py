@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import multiprocessing
+import resource
 import sys
 import tempfile
 import time
@@ -83,6 +84,8 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
         from dataclasses import replace
         settings.platforms[storm] = replace(behaviour, throttle_rate=storm_share)
 
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children_before = before.ru_utime + before.ru_stime
     parent, child = multiprocessing.get_context("spawn").Pipe()
     simulator = multiprocessing.get_context("spawn").Process(
         target=_serve, args=(settings, str(EXAMPLE_CONFIG_DIR), child), daemon=True)
@@ -94,14 +97,24 @@ def run_collect_bench(platforms: int = 6, requests: int = 3000, rps: float = 20.
         progress(f"bench collect: {platforms} platforms x {per_platform} requests, {rps} rps each,"
                  f" faults {fault_rate:.0%}, web search {'on' if web_search else 'off'}" + (f", 429 storm {storm_share:.0%} on {storm}" if storm else ""))
         with tempfile.TemporaryDirectory(prefix="bench-collect-") as scratch:
+            cpu_before = time.process_time()
             reports, stored, wall = asyncio.run(_collect_all(config, Path(scratch), progress))
+            collector_cpu = time.process_time() - cpu_before
         stats = httpx.get(f"http://127.0.0.1:{port}/_stats", timeout=10).json()
     finally:
         parent.send("stop")
         simulator.join(10)
         if simulator.is_alive():
             simulator.kill()
-    return summarize(reports, stored, stats, wall, rps, storm, web_search)
+    # The simulator is this process's only child: its CPU time is counted once it has ended.
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = summarize(reports, stored, stats, wall, rps, storm, web_search)
+    attempts = figures["http_attempts"] or 1
+    figures.update(collector_cpu_s=round(collector_cpu, 2),
+                   collector_cpu_ms_per_request=round(1000 * collector_cpu / attempts, 3),
+                   collector_cpu_share_of_2_cores=round(collector_cpu / (2 * wall), 3) if wall else None,
+                   simulator_cpu_s=round(children.ru_utime + children.ru_stime - children_before, 2))
+    return figures
 
 
 async def _collect_all(config: VisibilityConfig, scratch: Path,
