@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from visibility_assets.config import BrandCatalog
 from visibility_assets.config.schema import PLATFORM_NAME
 
-DEFAULT_DAYS = 30
+DEFAULT_DAYS = 7  # a week against the week before, the way brand teams read their numbers
 MAX_DAYS = 366
 
 
