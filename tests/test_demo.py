@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,32 @@ def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
     counted = subprocess.run([str(installed / "visibility"), "sql", "SELECT count(*) AS n FROM raw_ai_responses",
                               "--format", "json"], capture_output=True, text=True, cwd=empty, env=_env(home))
     assert json.loads(counted.stdout) == [{"n": 6 * 5}], counted.stderr
+    _the_installed_workspace_serves_its_pages(installed, empty, _env(home), config)
+
+
+def _the_installed_workspace_serves_its_pages(installed: Path, cwd: Path, env: dict, config: Path) -> None:
+    """The wheel carries the workspace's templates and scripts: `visibility serve` of the
+    installed package shows the login page and serves ECharts from itself."""
+    import httpx
+
+    port = _free_port()
+    server = subprocess.Popen([str(installed / "visibility"), "--config-dir", str(config), "serve", "--port", str(port),
+                               "--workers", "1"], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()[-2000:]
+                time.sleep(0.2)
+        assert "AI visibility workspace" in httpx.get(base + "/login").text
+        assert httpx.get(base + "/static/echarts.min.js").status_code == 200
+        assert httpx.get(base + "/overview", follow_redirects=False).status_code == 303
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_demo_rejects_a_bad_date_without_traceback(tmp_path):
