@@ -208,9 +208,57 @@ def test_a_user_header_is_believed_only_from_a_trusted_proxy_and_only_for_an_exi
     assert via_proxy.get("/api/answers", headers={"X-Forwarded-User": "vera"}).status_code == 403  # her role
     assert via_proxy.get("/api/overview", headers={"X-Forwarded-User": "nobody"}).status_code == 401
     assert elsewhere.get("/api/overview", headers={"X-Forwarded-User": "adam"}).status_code == 401
+    twice = [("X-Forwarded-User", "adam"), ("X-Forwarded-User", "vera")]  # the client's, then the proxy's
+    assert via_proxy.get("/api/overview", headers=twice).status_code == 401
     # an admin behind the proxy can use the forms: its page carries a session's CSRF token
     page = via_proxy.get("/admin", headers={"X-Forwarded-User": "adam"})
     assert page.status_code == 200 and "vis_session" in page.headers.get("set-cookie", "")
     added = via_proxy.post("/admin/users", headers={"X-Forwarded-User": "adam"},
                            data={"csrf": csrf_of(page.text), "name": "via.sso", "role": "viewer", "password": ""})
     assert added.status_code == 200 and workspace.accounts.user("via.sso") is not None
+
+
+def test_an_answer_cannot_forge_a_highlight_nor_break_the_page_with_marker_characters():
+    forged = "&#xE000;0&#xE001;FAKE&#xE002; &#xE000;999&#xE001;x \ue000" + "0\ue001y\ue002 阿里云"
+    start = forged.index("阿里云")
+    html = answer_html(forged, [{"brand": "阿里云", "start_pos": start, "end_pos": start + 3, "accepted": True,
+                                 "rule": None}])
+    assert html.count("<mark") == 1 and ">阿里云</mark>" in html and "FAKE" in html
+    assert not any(c in html for c in "\ue000\ue001\ue002")
+
+
+def test_logging_out_ends_the_session_everywhere_a_copied_cookie_too(workspace, tmp_path):
+    own = Workspace(tmp_path, workspace.config, workspace.lake)
+    own.accounts.add("leaver", "analyst", PASSWORD)
+    browser = own.client("leaver")
+    copied = browser.cookies.get(SESSION_COOKIE)
+    assert browser.post("/logout", data={"csrf": csrf_of(browser.get("/overview").text)},
+                        follow_redirects=False).status_code == 303
+    thief = own.client()
+    thief.cookies.set(SESSION_COOKIE, copied)
+    assert thief.get("/api/overview").status_code == 401
+    assert own.client("leaver").get("/api/overview").status_code == 200  # a new login works
+
+
+def test_logins_racing_each_other_get_no_more_guesses_than_the_limit(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from visibility_assets.serve.accounts import MAX_FAILURES_PER_ACCOUNT, Accounts
+
+    accounts = Accounts.under(tmp_path)
+    accounts.add("raced", "viewer", PASSWORD)
+    with ThreadPoolExecutor(12) as pool:
+        results = list(pool.map(lambda i: accounts.login("raced", f"guess {i}", f"10.0.0.{i}"), range(12)))
+    assert results == [None] * 12
+    failed = [e for e in accounts.audit_trail() if e.action == "login_failed"]
+    assert len(failed) == MAX_FAILURES_PER_ACCOUNT  # the others were refused before any password check
+
+
+def test_odd_requests_get_clear_answers_and_pages_are_not_cached(workspace):
+    client = workspace.client("ana")
+    huge = client.get("/api/answers?offset=99999999999999999999")
+    assert huge.status_code == 400 and "offset" in huge.json()["error"]
+    assert client.get("/overview").headers["cache-control"] == "no-store"
+    assert "no-store" not in client.get("/static/app.js").headers.get("cache-control", "")
+    long_name = "x" * 5000
+    assert workspace.client().post("/login", data={"name": long_name, "password": "p"}).status_code == 403

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -32,7 +33,8 @@ MAX_FAILURES_PER_ADDRESS = 20
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
-    name TEXT PRIMARY KEY, role TEXT NOT NULL, password_hash TEXT NOT NULL, created_at REAL NOT NULL);
+    name TEXT PRIMARY KEY, role TEXT NOT NULL, password_hash TEXT NOT NULL, created_at REAL NOT NULL,
+    session_epoch TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS tokens (
     token_id TEXT PRIMARY KEY, user_name TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
     token_hash TEXT NOT NULL, created_at REAL NOT NULL);
@@ -53,6 +55,7 @@ class AccountError(ValueError):
 class User:
     name: str
     role: str
+    epoch: str = ""  # changes when the user logs out or is added again: its older sessions end
 
     def may(self, role: str) -> bool:
         """Whether this user holds `role` or one above it."""
@@ -90,6 +93,9 @@ class Accounts:
             if not self._ready:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(users)")}
+                if "session_epoch" not in columns:  # an accounts file of the first workspace version
+                    conn.execute("ALTER TABLE users ADD COLUMN session_epoch TEXT NOT NULL DEFAULT ''")
                 self._ready = True
             yield conn
 
@@ -106,7 +112,8 @@ class Accounts:
         digest = self.hasher.hash(password)
         with self._db() as conn:
             try:
-                conn.execute("INSERT INTO users VALUES (?, ?, ?, ?)", (name, role, digest, time.time()))
+                conn.execute("INSERT INTO users VALUES (?, ?, ?, ?, ?)",
+                             (name, role, digest, time.time(), secrets.token_hex(8)))
             except sqlite3.IntegrityError:
                 raise AccountError(f"user {name!r} exists already (remove it first)") from None
             self._audit(conn, actor, "user_added", name, None, f"role {role}")
@@ -127,37 +134,55 @@ class Accounts:
 
     def user(self, name: str) -> User | None:
         with self._db() as conn:
-            row = conn.execute("SELECT name, role FROM users WHERE name = ?", (name,)).fetchone()
+            row = conn.execute("SELECT name, role, session_epoch FROM users WHERE name = ?", (name,)).fetchone()
         return User(*row) if row else None
+
+    def end_sessions(self, name: str, address: str | None = None) -> None:
+        """Logging out: every session of the user ends, on any browser (its epoch changes)."""
+        with self._db() as conn:
+            conn.execute("UPDATE users SET session_epoch = ? WHERE name = ?", (secrets.token_hex(8), name))
+            self._audit(conn, name, "logout", name, address, None)
 
     # --- logins --------------------------------------------------------------------------
 
     def locked(self, name: str, address: str, now: float | None = None) -> bool:
         """Whether too many logins failed lately for this account or from this address."""
-        since = (now or time.time()) - LOCKOUT_WINDOW_S
         with self._db() as conn:
-            by_user, by_address = conn.execute(
-                "SELECT count(*) FILTER (WHERE user_name = ?), count(*) FILTER (WHERE address = ?)"
-                " FROM login_attempts WHERE at >= ? AND NOT succeeded", (name, address, since)).fetchone()
+            return self._locked(conn, _shown(name), address, now)
+
+    @staticmethod
+    def _locked(conn: sqlite3.Connection, name: str, address: str, now: float | None = None) -> bool:
+        since = (now or time.time()) - LOCKOUT_WINDOW_S
+        by_user, by_address = conn.execute(
+            "SELECT count(*) FILTER (WHERE user_name = ?), count(*) FILTER (WHERE address = ?)"
+            " FROM login_attempts WHERE at >= ? AND NOT succeeded", (name, address, since)).fetchone()
         return by_user >= MAX_FAILURES_PER_ACCOUNT or by_address >= MAX_FAILURES_PER_ADDRESS
 
     def login(self, name: str, password: str, address: str) -> User | None:
         """The user when the password is right and neither the account nor the address is
-        locked; every attempt is counted and audited."""
-        if self.locked(name, address):
-            with self._db() as conn:
-                self._audit(conn, name, "login_locked", name, address, None)
-            return None
+        locked; every attempt is counted and audited.
+
+        The attempt is counted as failed, in the transaction that checks the limits, before the
+        password is verified: logins racing each other cannot all pass the check."""
+        shown = _shown(name)
         with self._db() as conn:
-            row = conn.execute("SELECT role, password_hash FROM users WHERE name = ?", (name,)).fetchone()
-        user = None
-        if row is not None and self._verify(row[1], password):
-            user = User(name, row[0])
-        elif row is None:
+            conn.execute("BEGIN IMMEDIATE")
+            if self._locked(conn, shown, address):
+                self._audit(conn, shown, "login_locked", shown, address, None)
+                conn.execute("COMMIT")
+                return None
+            attempt = conn.execute("INSERT INTO login_attempts VALUES (?, ?, ?, 0)", (time.time(), shown, address)).lastrowid
+            row = conn.execute("SELECT role, password_hash, session_epoch FROM users WHERE name = ?", (name,)).fetchone()
+            conn.execute("COMMIT")
+        if row is not None:
+            user = User(name, row[0], row[2]) if self._verify(row[1], password) else None
+        else:
             self._verify(DUMMY_HASH.get(self.hasher), password)  # the same time whether the user exists or not
+            user = None
         with self._db() as conn:
-            conn.execute("INSERT INTO login_attempts VALUES (?, ?, ?, ?)", (time.time(), name, address, user is not None))
-            self._audit(conn, name, "login" if user else "login_failed", name, address, None)
+            if user is not None:
+                conn.execute("UPDATE login_attempts SET succeeded = 1 WHERE rowid = ?", (attempt,))
+            self._audit(conn, shown, "login" if user else "login_failed", shown, address, None)
         return user
 
     # --- API tokens ----------------------------------------------------------------------
@@ -175,15 +200,22 @@ class Accounts:
 
     def token_user(self, token: str) -> User | None:
         """The user a token belongs to, or None (unknown, revoked, or its user removed)."""
-        parts = token.split("_", 2)
-        if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+        token_id, secret = _token_parts(token)
+        if token_id is None:
             return None
         with self._db() as conn:
-            row = conn.execute("SELECT u.name, u.role, t.token_hash FROM tokens t JOIN users u ON u.name = t.user_name"
-                               " WHERE t.token_id = ?", (parts[1],)).fetchone()
-        if row is None or not self._verify(row[2], parts[2]):
+            row = conn.execute("SELECT t.token_hash FROM tokens t WHERE t.token_id = ?", (token_id,)).fetchone()
+        if row is None or not self._verify(row[0], secret):
             return None
-        return User(row[0], row[1])
+        return self.token_owner(token_id)
+
+    def token_owner(self, token_id: str) -> User | None:
+        """The user of a token already verified: found afresh, so a removed token or user, or a
+        changed role, takes effect at once."""
+        with self._db() as conn:
+            row = conn.execute("SELECT u.name, u.role, u.session_epoch FROM tokens t JOIN users u ON u.name = t.user_name"
+                               " WHERE t.token_id = ?", (token_id,)).fetchone()
+        return User(*row) if row else None
 
     # --- audit ---------------------------------------------------------------------------
 
@@ -202,10 +234,12 @@ class Accounts:
         conn.execute("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?)", (time.time(), actor, action, subject, address, detail))
 
     def _verify(self, digest: str, secret: str) -> bool:
-        try:
-            return self.hasher.verify(digest, secret)
-        except (VerificationError, InvalidHashError):
-            return False
+        """Argon2 takes 64 MiB a check: at most a few at once per process, whatever comes in."""
+        with _VERIFYING:
+            try:
+                return self.hasher.verify(digest, secret)
+            except (VerificationError, InvalidHashError):
+                return False
 
 
 class _DummyHash:
@@ -222,6 +256,25 @@ class _DummyHash:
 
 
 DUMMY_HASH = _DummyHash()
+
+
+_VERIFYING = threading.BoundedSemaphore(2)
+
+
+def _shown(name: str) -> str:
+    """A login name as it is counted and audited: at most 64 characters, whatever was typed."""
+    return name if USER_NAME.match(name) else name[:64] + ("…" if len(name) > 64 else "")
+
+
+def _token_parts(token: str) -> tuple[str | None, str]:
+    parts = token.split("_", 2)
+    if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+        return None, ""
+    return parts[1], parts[2]
+
+
+def token_id_of(token: str) -> str | None:
+    return _token_parts(token)[0]
 
 
 def generated_password() -> str:

@@ -84,7 +84,7 @@ def ask(request: Request) -> Response:
 
 def _form(request: Request) -> dict[str, str]:
     # protected() has read the form (for its CSRF token): a handler in a thread cannot await it.
-    return {key: str(value).strip() for key, value in request.state.form.items()}
+    return {key: str(value) if key == "password" else str(value).strip() for key, value in request.state.form.items()}
 
 
 def routes() -> list:

@@ -10,6 +10,7 @@ text between tags only, and the result is sanitized again."""
 from __future__ import annotations
 
 import re
+import secrets
 
 import nh3
 from markdown_it import MarkdownIt
@@ -29,15 +30,18 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable([
 def answer_html(text: str, matches: list[dict], focus: str | None = None) -> str:
     """`matches`: dicts with start_pos, end_pos, accepted, rule and brand (entity_matches rows);
     the matches of the brand `focus` are marked apart from the other brands'."""
-    marked = _with_markers(MARKERS.sub("\ufffd", text or ""), matches)
+    # A random nonce in each marker: an answer can write the private-use characters itself (a
+    # character reference such as &#xE000; survives until markdown-it decodes it), never the nonce.
+    nonce = secrets.token_hex(4)
+    marked = _with_markers(MARKERS.sub("\ufffd", text or ""), matches, nonce)
     html = _clean(_markdown.render(marked))
-    return _clean(_marks(html, matches, focus))
+    return _clean(_marks(html, matches, focus, nonce))
 
 
-def _with_markers(text: str, matches: list[dict]) -> str:
-    """The text with OPEN index MID ... CLOSE around each match that overlaps no earlier one."""
+def _with_markers(text: str, matches: list[dict], nonce: str) -> str:
+    """The text with OPEN nonce index MID ... CLOSE nonce around each match that overlaps no earlier one."""
     spans, end_of_last = [], -1
-    for index, match in sorted(enumerate(matches), key=lambda m: (m[1]["start_pos"], -m[1]["end_pos"])):
+    for index, match in sorted(enumerate(matches), key=lambda m: (m[1]["start_pos"] or 0, -(m[1]["end_pos"] or 0))):
         start, end = match["start_pos"], match["end_pos"]
         if start is None or end is None or start < end_of_last or not 0 <= start < end <= len(text):
             continue
@@ -45,26 +49,32 @@ def _with_markers(text: str, matches: list[dict]) -> str:
         end_of_last = end
     out, at = [], 0
     for start, end, index in spans:
-        out += [text[at:start], OPEN, str(index), MID, text[start:end], CLOSE]
+        out += [text[at:start], OPEN, nonce, str(index), MID, text[start:end], CLOSE, nonce]
         at = end
     out.append(text[at:])
     return "".join(out)
 
 
-def _marks(html: str, matches: list[dict], focus: str | None) -> str:
-    """Markers in text become <mark> tags; markers inside a tag (a link's URL) are dropped."""
+def _marks(html: str, matches: list[dict], focus: str | None, nonce: str) -> str:
+    """Markers in text become <mark> tags; markers inside a tag (a link's URL) and any marker
+    character without the nonce are dropped."""
+    opening = re.compile(OPEN + nonce + r"(\d+)" + MID)
+    in_tag = re.compile("(%EE%80%80|" + OPEN + ")" + nonce + r"\d+(%EE%80%81|" + MID + ")|(%EE%80%82|" + CLOSE + ")"
+                        + nonce)
     pieces = re.split(r"(<[^>]*>)", html)
     for i, piece in enumerate(pieces):
         if piece.startswith("<"):
-            pieces[i] = re.sub(r"(%EE%80%80|\ue000)\d+(%EE%80%81|\ue001)|%EE%80%82|[\ue000-\ue002]", "", piece)
+            pieces[i] = MARKERS.sub("", in_tag.sub("", piece))
         else:
-            pieces[i] = re.sub("\ue000(\\d+)\ue001", lambda m: _open_tag(matches[int(m.group(1))], int(m.group(1)), focus),
-                               piece) \
-                .replace(CLOSE, "</mark>")
+            piece = opening.sub(lambda m: _open_tag(matches, int(m.group(1)), focus), piece)
+            pieces[i] = MARKERS.sub("", piece.replace(CLOSE + nonce, "</mark>"))
     return "".join(pieces)
 
 
-def _open_tag(match: dict, index: int, focus: str | None) -> str:
+def _open_tag(matches: list[dict], index: int, focus: str | None) -> str:
+    if not 0 <= index < len(matches):
+        return ""
+    match = matches[index]
     kind = ("accepted" if match.get("accepted") else "rejected") + (" focus" if match.get("brand") == focus else "")
     title = f"{match.get('brand', '')}: " + ("counted" if match.get("accepted") else f"not counted ({match.get('rule')})")
     return f'<mark class="match {kind}" data-match="{index}" title="{_attr(title)}">'

@@ -97,7 +97,10 @@ class ResponseHeaders:
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 took = f"app;dur={(time.perf_counter() - started) * 1000:.1f}".encode()
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS, (b"server-timing", took)]
+                headers = [*message.get("headers", []), *SECURITY_HEADERS, (b"server-timing", took)]
+                if not scope["path"].startswith("/static/"):
+                    headers.append((b"cache-control", b"no-store"))  # answers and passwords stay off disks
+                message["headers"] = headers
             await send(message)
         await self.app(scope, receive, with_headers)
 

@@ -42,23 +42,26 @@ async def login_page(request: Request) -> Response:
     name, password = str(form.get("name", "")), str(form.get("password", ""))
     target = _safe_next(str(form.get("next", "")))
     if not workspace.guard.login_csrf_ok(request, str(form.get("csrf", ""))):
-        return _form(request, workspace, "the form expired: try again", 403)
+        workspace.accounts.audit(None, "login_refused", name[:64], client_address(request), "missing or wrong CSRF token")
+        return _form(request, workspace, "the form expired: try again", 403, target)
     user = await run_in_threadpool(workspace.accounts.login, name, password, client_address(request))
     if user is None:
         locked = await run_in_threadpool(workspace.accounts.locked, name, client_address(request))
         message = ("too many failed logins: try again in 15 minutes" if locked
                    else "wrong user name or password")
-        return _form(request, workspace, message, 429 if locked else 401)
+        return _form(request, workspace, message, 429 if locked else 401, target)
     response = RedirectResponse(workspace.url(target), status_code=303)
     workspace.guard.start_session(response, user)
     return response
 
 
-def _form(request: Request, workspace: Workspace, message: str | None, status: int) -> Response:
+def _form(request: Request, workspace: Workspace, message: str | None, status: int,
+          target: str | None = None) -> Response:
+    """The login form; after a failed POST it keeps the page the user was going to."""
     token, cookie = workspace.guard.login_csrf(request)
-    response = workspace.page(request, "login.html", {"message": message, "login_csrf": token,
-                                                      "next": _safe_next(request.query_params.get("next"))},
-                              status_code=status)
+    response = workspace.page(request, "login.html", {
+        "message": message, "login_csrf": token, "next": target or _safe_next(request.query_params.get("next"))},
+        status_code=status)
     if cookie:
         workspace.guard.set_login_cookie(response, cookie)
     return response
@@ -67,7 +70,7 @@ def _form(request: Request, workspace: Workspace, message: str | None, status: i
 @protected("viewer")
 def logout(request: Request) -> Response:
     workspace: Workspace = request.app.state.workspace
-    workspace.accounts.audit(request.state.user.name, "logout", request.state.user.name, client_address(request))
+    workspace.accounts.end_sessions(request.state.user.name, client_address(request))  # every browser's
     response = RedirectResponse(workspace.url("/login"), status_code=303)
     workspace.guard.end_session(response)
     return response

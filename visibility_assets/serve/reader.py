@@ -26,46 +26,66 @@ class SnapshotError(ValueError):
 
 
 class WorkspaceReader:
-    """Each server thread keeps its cursor (and the macros defined on it: ~40 ms to define) from
-    one request to the next; a cursor of the present still reads the latest snapshot at each
-    statement."""
+    """Each server thread keeps its cursors (and the macros defined on each: ~40 ms to define)
+    from one request to the next: one of the present, which reads the latest snapshot at each
+    statement, and a few of past snapshots."""
 
     def __init__(self, settings: LakeSettings, macros: str):
         self.settings, self.macros = settings, macros
-        self._past: OrderedDict[str, duckdb.DuckDBPyConnection] = OrderedDict()
+        self._past: OrderedDict[int, duckdb.DuckDBPyConnection] = OrderedDict()  # snapshot id -> its engine
         self._lock = threading.Lock()
         self._local = threading.local()
 
+    def resolve(self, as_of: str) -> int:
+        """The snapshot id an `as_of` names: an id the lake holds, or the last snapshot at or
+        before a time. Any other value is a SnapshotError; nothing is attached for it."""
+        with self.cursor() as conn:
+            if as_of.isdigit():
+                found = conn.execute("SELECT max(snapshot_id) FROM lake.snapshots() WHERE snapshot_id = $id",
+                                     {"id": int(as_of)}).fetchone()[0]
+            else:
+                try:
+                    found = conn.execute("SELECT max(snapshot_id) FROM lake.snapshots()"
+                                         " WHERE snapshot_time <= CAST($at AS TIMESTAMPTZ)", {"at": as_of}).fetchone()[0]
+                except duckdb.ConversionException:
+                    raise SnapshotError(f"as_of {as_of!r}: neither a snapshot id nor a time"
+                                        " (2026-11-30 08:00:00+08)") from None
+        if found is None:
+            raise SnapshotError(f"cannot read the warehouse as of {as_of!r}: no such snapshot"
+                                if as_of.isdigit() else f"cannot read the warehouse as of {as_of!r}: it held nothing yet")
+        return found
+
     @contextmanager
-    def cursor(self, as_of: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    def cursor(self, snapshot: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         cursors = self._local.__dict__.setdefault("cursors", {})
-        conn = cursors.get(as_of)
+        conn = cursors.get(snapshot)
         if conn is None:
-            conn = self._past_cursor(as_of) if as_of else open_reader(self.settings)
+            conn = self._past_cursor(snapshot) if snapshot is not None else open_reader(self.settings)
             if self.macros:
                 conn.execute(self.macros)
-            cursors[as_of] = conn
+            cursors[snapshot] = conn
             while len(cursors) > KEPT_SNAPSHOTS + 1:  # the present and the last few pasts
-                cursors.pop(next(k for k in cursors if k is not None))
+                cursors.pop(next(k for k in cursors if k is not None)).close()
         try:
             yield conn
         except duckdb.Error:
-            cursors.pop(as_of, None)  # a failed statement may leave it unusable: the next request starts afresh
+            cursors.pop(snapshot, None)  # a failed statement may leave it unusable: the next request starts afresh
             conn.close()
             raise
 
-    def _past_cursor(self, as_of: str) -> duckdb.DuckDBPyConnection:
+    def _past_cursor(self, snapshot: int) -> duckdb.DuckDBPyConnection:
         with self._lock:
-            engine = self._past.get(as_of)
+            engine = self._past.get(snapshot)
             if engine is None:
                 try:
-                    engine = open_reader(self.settings, as_of)
+                    engine = open_reader(self.settings, snapshot)
                 except duckdb.Error as exc:
-                    raise SnapshotError(f"cannot read the warehouse as of {as_of!r}: "
+                    raise SnapshotError(f"cannot read the warehouse as of snapshot {snapshot}: "
                                         + str(exc).strip().splitlines()[0]) from None
-                self._past[as_of] = engine
+                self._past[snapshot] = engine
                 while len(self._past) > KEPT_SNAPSHOTS:
                     self._past.popitem(last=False)  # closed when the last thread's cursor of it goes
+            self._past.move_to_end(snapshot)
             cursor = engine.cursor()
         cursor.execute("USE lake")
         return cursor

@@ -27,6 +27,8 @@ from visibility_assets.serve.views.overview import LABELS, overview
 from visibility_assets.serve.views.questions import questions
 from visibility_assets.serve.views.sources import sources
 
+MAX_OFFSET = 1_000_000
+MAX_AS_OF_CHARS = 40
 SCOPE = """
 SELECT max(date) AS latest, list(DISTINCT platform ORDER BY platform) AS platforms FROM mention_metrics
 """
@@ -54,9 +56,11 @@ def _answers(conn, filters, request, config) -> dict:
     if named not in NAMED:
         raise FilterError(f"named: one of {', '.join(NAMED)}")
     try:
-        offset = max(0, int(query.get("offset", "0")))
+        offset = int(query.get("offset", "0"))
     except ValueError:
         raise FilterError("offset: a whole number") from None
+    if not 0 <= offset <= MAX_OFFSET:
+        raise FilterError(f"offset: from 0 to {MAX_OFFSET}")
     return answers(conn, filters, query.get("question") or None, named, offset, PAGE)
 
 
@@ -96,8 +100,12 @@ class Workspace:
         """The view's data for the request's filters (raises ViewError)."""
         view = VIEWS[name]
         query = dict(request.query_params)
+        as_of = query.get("as_of", "").strip() or None
+        if as_of is not None and len(as_of) > MAX_AS_OF_CHARS:
+            raise ViewError("as_of is a snapshot id or a time such as 2026-11-30 08:00:00+08")
         try:
-            with self.reader.cursor(query.get("as_of", "").strip() or None) as conn:
+            snapshot = self.reader.resolve(as_of) if as_of else None
+            with self.reader.cursor(snapshot) as conn:
                 try:
                     latest, platforms = conn.execute(SCOPE).fetchone()
                 except duckdb.CatalogException:

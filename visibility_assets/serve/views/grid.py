@@ -51,7 +51,7 @@ def json_value(value):
 def _csv_cell(value):
     value = json_value(value)
     if isinstance(value, list):
-        return "; ".join(str(v) for v in value)
+        value = "; ".join(str(v) for v in value)
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value  # a spreadsheet must not run a cell as a formula
     return value
