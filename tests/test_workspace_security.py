@@ -262,3 +262,17 @@ def test_odd_requests_get_clear_answers_and_pages_are_not_cached(workspace):
     assert "no-store" not in client.get("/static/app.js").headers.get("cache-control", "")
     long_name = "x" * 5000
     assert workspace.client().post("/login", data={"name": long_name, "password": "p"}).status_code == 403
+
+
+def test_the_pages_load_nothing_from_elsewhere():
+    """Scripts, styles and fonts come from the package: no template, script or style names
+    another origin (ECharts' own URLs are XML namespaces and licence links, never loaded)."""
+    from pathlib import Path
+
+    import visibility_assets.serve as serve
+
+    root = Path(serve.__file__).parent
+    for path in [*root.glob("templates/*.html"), root / "static" / "app.js", root / "static" / "app.css"]:
+        text = path.read_text(encoding="utf-8")
+        assert "://" not in text.replace("data:,", ""), path.name
+    assert "fonts.googleapis" not in (root / "static" / "echarts.min.js").read_text(encoding="utf-8")
