@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
@@ -89,25 +88,13 @@ def _the_installed_workspace_serves_its_pages(installed: Path, cwd: Path, env: d
     installed package shows the login page and serves ECharts from itself."""
     import httpx
 
-    port = _free_port()
-    server = subprocess.Popen([str(installed / "visibility"), "--config-dir", str(config), "serve", "--port", str(port),
-                               "--workers", "1"], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()[-2000:]
-                time.sleep(0.2)
+    from visibility_assets.tools.bench.serve import running_workspace
+
+    command = [str(installed / "visibility"), "--config-dir", str(config), "serve", "--workers", "1"]
+    with running_workspace(command, env, cwd) as base:
         assert "AI visibility workspace" in httpx.get(base + "/login").text
         assert httpx.get(base + "/static/echarts.min.js").status_code == 200
         assert httpx.get(base + "/overview", follow_redirects=False).status_code == 303
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
 
 def test_demo_rejects_a_bad_date_without_traceback(tmp_path):
     result = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "demo", "--date", "2026-13-01"],

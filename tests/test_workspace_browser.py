@@ -6,51 +6,25 @@ answers and sees the highlighted matches. A screenshot of each view is kept
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.workspace_lake import DAY, FIRST_DAY, PASSWORD
 from visibility_assets.serve.workspace import VIEWS
+from visibility_assets.tools.bench.serve import SERVE, running_workspace
 
 pytestmark = pytest.mark.system
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(workspace):
-    port = _port()
     env = {**os.environ, "VISIBILITY_HOME": str(workspace.home), "VISIBILITY_CONFIG_DIR": str(workspace.config.directory),
            "VISIBILITY_SERVE_SECRET": "browser-test-secret"}
-    server = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli", "serve", "--port", str(port),
-                               "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.fail("visibility serve did not start: " + (server.stdout.read() if server.stdout else ""))
-        time.sleep(0.2)
-    yield base
-    server.terminate()
-    server.wait(timeout=30)
+    with running_workspace([*SERVE, "--workers", "2"], env) as base:
+        yield base
 
 
 @pytest.fixture

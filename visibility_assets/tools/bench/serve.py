@@ -14,6 +14,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -72,7 +74,7 @@ def run_serve_bench(days: int = 90, clients: int = 50, duration_s: float = 60.0,
         from visibility_assets.serve.accounts import Accounts
         Accounts.under(Path(home)).add(USER, "analyst", PASSWORD)
         progress(f"bench serve: {built['answers']} answers; starting visibility serve ({workers} workers)")
-        with _served(workers) as base:
+        with running_workspace([*SERVE, "--workers", str(workers)]) as base:
             cookies = _log_in(base)
             requests = _requests(days, names)
             per_endpoint = _per_endpoint(base, cookies, requests, samples)
@@ -116,31 +118,36 @@ def _add_answer_texts() -> None:
     write_with_retry(lake_settings(), add)
 
 
-class _served:
-    def __init__(self, workers: int):
-        self.workers = workers
-
-    def __enter__(self) -> str:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.server = subprocess.Popen([sys.executable, "-m", "visibility_assets.cli", "serve", "--port", str(port),
-                                        "--workers", str(self.workers)], env=dict(os.environ),
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+@contextmanager
+def running_workspace(command: list[str], env: dict | None = None, cwd: Path | None = None,
+                      timeout_s: float = 60.0) -> Iterator[str]:
+    """`visibility serve` started as `command` (without --port: a free port is added) until the
+    block ends; yields its base URL once /healthz answers. Raises RuntimeError with the server's
+    output when it does not start."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([*command, "--port", str(port)], env=env if env is not None else dict(os.environ),
+                              cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + timeout_s
+    try:
+        while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    return base
+                    break
             except httpx.HTTPError:
-                time.sleep(0.2)
-        self.server.kill()
-        raise RuntimeError("visibility serve did not start: " + self.server.stderr.read().decode()[-2000:])
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise RuntimeError("visibility serve did not start: " + server.stderr.read().decode()[-2000:])
+            time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
-    def __exit__(self, *exc) -> None:
-        self.server.terminate()
-        self.server.wait(timeout=30)
+
+SERVE = [sys.executable, "-m", "visibility_assets.cli", "serve"]
 
 
 def _log_in(base: str) -> httpx.Cookies:
