@@ -1,0 +1,112 @@
+"""The embedded instance's storage: Dagster's SQLite storage, with asset events written in batches.
+
+A range run of the SQL models records one materialization per partition and asset: 540
+partitions of eight partitioned models are ~4,400 events. Dagster's SQLite event log writes
+each one on its own (a new engine, a run-shard insert, then an index-shard transaction, the
+connection closed and the index's write-ahead log checkpointed each time), about 10 ms apiece,
+which was most of a 90-day recompute. PostgreSQL's storage has long written such a batch as one
+insert; this does the same on SQLite: one run-shard transaction and one index-shard transaction
+per batch, the rows and tags as single writes store them. It also keeps its engines, and the
+index shard's connections open in a pool (the index file is never deleted; run shards, which
+are, keep Dagster's connection per write). dagster.yaml names it; the batches come from
+DAGSTER_EVENT_BATCH_SIZE (see __init__.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from itertools import groupby
+
+from dagster._core.events import DagsterEventType
+from dagster._core.events.log import EventLogEntry
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage, _event_logs_directory
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool, QueuePool
+
+# Asset events that Dagster's SQLite storage mirrors into the index shard the same way (a row,
+# tags, the asset's latest entry); a failure to materialize does more, and stays single.
+BATCHED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION,
+                           DagsterEventType.ASSET_MATERIALIZATION_PLANNED})
+# Engines kept for run shards: a long-lived webserver reads many runs; writers use one or two.
+MAX_RUN_SHARD_ENGINES = 16
+
+
+class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
+    def __init__(self, base_dir: str, inst_data=None):
+        super().__init__(base_dir, inst_data=inst_data)
+        self._engines: dict[str, Engine] = {}
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        with self._db_lock:
+            engine = self._engine(shard)
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+    def _engine(self, shard: str) -> Engine:
+        if shard not in self._engines:
+            if len(self._engines) > MAX_RUN_SHARD_ENGINES:
+                self._dispose_engines()
+            self._engines[shard] = create_engine(
+                self.conn_string_for_shard(shard), poolclass=QueuePool if shard == INDEX_SHARD_NAME else NullPool,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        return self._engines[shard]
+
+    def _dispose_engines(self) -> None:
+        for engine in self._engines.values():
+            engine.dispose()
+        self._engines.clear()
+
+    def dispose(self) -> None:
+        super().dispose()
+        with self._db_lock:
+            self._dispose_engines()
+
+    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+        """Each stretch of one kind of asset event of one run in two transactions; the rest
+        (check evaluations, failures) one by one as Dagster's SQLite storage writes them."""
+        for (kind, run_id), stretch in groupby(events, key=lambda event: (event.get_dagster_event().event_type,
+                                                                          event.run_id)):
+            stretch = list(stretch)
+            if kind in BATCHED_KINDS and len(stretch) > 1:
+                self._store_asset_events(run_id, stretch)
+            else:
+                for event in stretch:
+                    self.store_event(event)
+
+    def _store_asset_events(self, run_id: str, events: list[EventLogEntry]) -> None:
+        rows = [self._event_to_row(event) for event in events]
+        with self.run_connection(run_id) as conn:
+            conn.execute(SqlEventLogStorageTable.insert(), rows)
+        with self.index_transaction() as conn:
+            inserted = conn.execute(
+                SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id, sort_by_parameter_order=True),
+                rows,
+            )
+            event_ids = [row[0] for row in inserted]
+            self._store_asset_event_tags(conn, events, event_ids)
+            # The asset table keeps each asset's latest event: the stretch's last one per asset.
+            latest = {event.get_dagster_event().asset_key: (event, event_id) for event, event_id in zip(events, event_ids)}
+            for event, event_id in latest.values():
+                self._store_asset_event(conn, event, event_id)
+
+
+class BatchedSqliteStorage(DagsterSqliteStorage):
+    """DagsterSqliteStorage with the event log above: same files, same layout."""
+
+    def __init__(self, base_dir: str, inst_data=None):
+        super().__init__(base_dir, inst_data=inst_data)
+        self._event_log_storage = BatchedSqliteEventLogStorage(_event_logs_directory(base_dir))
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls.from_local(inst_data=inst_data, **config_value)
