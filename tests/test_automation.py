@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 import pytest
 import yaml
 from dagster import (
+    AssetKey,
     DagsterInstance,
     DagsterRunStatus,
     RunRequest,
@@ -89,8 +90,11 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     instance.create_run_for_job(nightly, status=DagsterRunStatus.SUCCESS, tags=partition_tags(day, platforms[-1]))
     request = sensor(build_sensor_context(instance=instance))
     assert isinstance(request, RunRequest) and request.run_key == f"report-{day}"
+    # The report job makes the SQL views (and runs their tests over all history), then the report.
     assert defs.resolve_job_def("report_job").asset_layer.selected_asset_keys == {
-        defs.resolve_assets_def("visibility_report").key}
+        AssetKey("visibility_report"), *(AssetKey(name) for name in
+                                         ("stg_samples", "stg_brand_results", "int_partition_requests",
+                                          "mention_metrics", "visibility_alerts"))}
 
 
 def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, visibility_home):

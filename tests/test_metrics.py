@@ -156,7 +156,7 @@ def test_adding_a_model_file_adds_an_asset_with_its_checks(tmp_path):
         "-- kind: table\n-- grain: brand\nSELECT brand, avg(mention_rate) AS rate FROM {{ ref('fct_mention_metrics') }}"
         " GROUP BY brand\n")
     (root / "marts" / "fct_top_brands.yml").write_text("tests:\n  - unique: [brand]\n")
-    assets = {a.key.to_user_string(): a for a in build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))}
+    assets = {k.to_user_string(): a for a in build_sql_assets(EXAMPLE_PARTITIONS, load_project(root)) for k in a.keys}
     assert "fct_top_brands" in assets
     assert [k.name for k in assets["fct_top_brands"].check_keys] == ["unique_brand"]
 

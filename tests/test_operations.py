@@ -26,8 +26,9 @@ def test_nightly_schedule_asks_yesterday_of_every_platform_with_partition_tags_a
     assert nightly_collection.execution_timezone == "Asia/Shanghai" and nightly_collection.cron_schedule == "0 2 * * *"
     assert nightly_collection.job_name == "nightly_platform_job"
     selected = pipeline().resolve_job_def("nightly_platform_job").asset_layer.selected_asset_keys
-    assert AssetKey("raw_ai_responses") in selected and AssetKey("visibility_alerts") in selected
+    assert AssetKey("raw_ai_responses") in selected and AssetKey("fct_visibility_alerts") in selected
     assert AssetKey("visibility_report") not in selected  # the report waits for every platform
+    assert AssetKey("visibility_alerts") not in selected  # a view: the runner keeps it current
 
 
 @pytest.mark.dagster

@@ -26,11 +26,12 @@ from tests.sql_models_harness import (
     two_proportion,
     wilson,
 )
+from tests.sql_models_harness import row as source_row
 from visibility_assets.core.partitions import Partition
 from visibility_assets.measure.project import PROJECT_DIR, ModelError, load_project
 from visibility_assets.measure.runner import create_macros
 from visibility_assets.measure.sources import ensure_sources
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
 from visibility_assets.warehouse.schema import Table
 from visibility_assets.warehouse.tables import TABLES
 
@@ -957,8 +958,8 @@ def test_an_ephemeral_model_is_no_asset_and_the_models_reading_it_hold_it_as_a_c
     project = load_project()
     ephemeral = {name for name, model in project.models.items() if model.kind == "ephemeral"}
     assert {"stg_responses", "stg_requests", "stg_citations"} <= ephemeral
-    assets = {a.key.to_user_string() for a in build_sql_assets(
-        daily_platform_partitions(load_config(EXAMPLE_CONFIG_DIR).platform_names), project)}
+    assets = {k.to_user_string() for a in build_sql_assets(
+        daily_platform_partitions(load_config(EXAMPLE_CONFIG_DIR).platform_names), project) for k in a.keys}
     assert not assets & ephemeral and "cited_domains" in assets
     cited = project.models["cited_domains"]
     assert cited.compiled().startswith("WITH stg_citations AS (")  # its own WITH merged after it
@@ -972,3 +973,46 @@ def test_an_ephemeral_model_cannot_carry_tests(tmp_path):
     (root / "staging" / "stg_requests.yml").write_text("tests:\n  - not_null: [request_key]\n")
     with pytest.raises(ModelError, match=r"stg_requests.sql: an ephemeral model has no table to test"):
         load_project(root)
+
+
+# --- the runner: several models in one step, views kept current ------------------------------
+
+class OneConnection:
+    """The runner's Warehouse on one in-memory DuckDB: each write is a transaction on it."""
+
+    def __init__(self):
+        self.conn = duckdb.connect(config={"threads": 1})
+        self.writes = 0
+
+    def write(self, work):
+        self.writes += 1
+        self.conn.execute("BEGIN")
+        result = work(self.conn)
+        self.conn.execute("COMMIT")
+        return result, None
+
+
+def test_many_models_build_in_two_transactions_and_a_changed_view_is_replaced_where_it_is_read(tmp_path):
+    from visibility_assets.measure.runner import materialize_models, view_definitions
+
+    lake = OneConnection()
+    for table, rows in {"cleaned_samples": [sample("k1"), sample("k2")],
+                        "sample_brand_results": [brand_result("k1", "阿里云", mentioned=True, mention_count=2)]}.items():
+        ensure_table(lake.conn, TABLES[table])
+        insert_batch(lake.conn, TABLES[table], TABLES[table].from_dicts([source_row(table, **r) for r in rows]))
+    project = shipped_project()
+    models = [project.models[name] for name in ("int_brand_daily", "fct_mention_metrics")]
+    built = materialize_models(lake, project, models, [Partition(DAY, "deepseek")], RUN_ID)
+    assert lake.writes == 2 and set(built) == {"int_brand_daily", "fct_mention_metrics"}
+    assert built["fct_mention_metrics"].rows > 0 and not any(built["fct_mention_metrics"].failing.values())
+    first = view_definitions(lake.conn)
+    assert first["stg_brand_results"].startswith("definition ")  # made where missing, with its digest
+
+    root = copy_project(tmp_path)
+    view = root / "staging" / "stg_brand_results.sql"
+    view.write_text(view.read_text().replace("SELECT", "SELECT 1 AS added_column,", 1))
+    changed = load_project(root)
+    materialize_models(lake, changed, [changed.models["int_brand_daily"]], [Partition(DAY, "deepseek")], RUN_ID)
+    assert view_definitions(lake.conn)["stg_brand_results"] != first["stg_brand_results"]
+    assert "added_column" in {c[0] for c in lake.conn.execute("DESCRIBE stg_brand_results").fetchall()}
+    assert view_definitions(lake.conn)["stg_samples"] == first.get("stg_samples")  # unchanged: left alone

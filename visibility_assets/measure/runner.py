@@ -7,6 +7,7 @@ parameters, into the run_partitions table or as $date and $platform, with $run_i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -31,25 +32,37 @@ class ModelBuild:
     snapshot: int | None
 
 
-def materialize_model(warehouse: Warehouse, project: SqlProject, model: Model, partitions: Sequence[Partition],
-                      run_id: str) -> ModelBuild:
-    """What a model's asset does: the views it reads made where missing and its table made ready
-    (created, or given the columns its SQL added), committed first so that the build can fill
-    them; then the model built and tested in one transaction. Raises UpstreamMissing when a
-    table it reads was never built."""
+def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequence[Model],
+                       partitions: Sequence[Partition], run_id: str) -> dict[str, ModelBuild]:
+    """What the model assets do, for any number of models (in dependency order) in two
+    transactions: the views they read made where missing or changed and their tables made
+    ready (created, or given the columns their SQL added), committed first so that the build
+    can fill them; then every model built and tested. Raises UpstreamMissing when a table
+    one reads was never built and is not among them."""
     def prepare(conn: duckdb.DuckDBPyConnection) -> None:
         create_macros(conn, project)
-        ensure_upstream(conn, project, model, run_id)
-        prepare_table(conn, model, partitions, run_id)
+        for model in models:
+            refuse_missing_tables(conn, project, model)
+            ensure_views(conn, project, run_id)  # the ones the model reads, before its SQL is planned
+            prepare_table(conn, model, partitions, run_id)
+        ensure_views(conn, project, run_id)  # and those over the tables just made
 
-    def build(conn: duckdb.DuckDBPyConnection) -> tuple[int, dict[str, int]]:
+    def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
-        rows = build_model(conn, model, partitions, run_id)
-        return rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+        built = {}
+        for model in models:
+            rows = build_model(conn, model, partitions, run_id)
+            built[model.name] = rows, {test.name: failing_rows(conn, model, test, partitions) for test in model.tests}
+        return built
 
     warehouse.write(prepare)
-    (rows, failing), snapshot = warehouse.write(build)
-    return ModelBuild(rows, failing, snapshot)
+    built, snapshot = warehouse.write(build)
+    return {name: ModelBuild(rows, failing, snapshot) for name, (rows, failing) in built.items()}
+
+
+def materialize_model(warehouse: Warehouse, project: SqlProject, model: Model, partitions: Sequence[Partition],
+                      run_id: str) -> ModelBuild:
+    return materialize_models(warehouse, project, [model], partitions, run_id)[model.name]
 
 
 def create_macros(conn: duckdb.DuckDBPyConnection, project: SqlProject) -> None:
@@ -61,19 +74,39 @@ class UpstreamMissing(Exception):
     """A model's input table was never built: the selection left it out on a new warehouse."""
 
 
-def ensure_upstream(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model, run_id: str) -> None:
-    """Create the views the model reads through where they are missing (a view is only its
-    definition), and refuse clearly when a table it reads was never built."""
+def refuse_missing_tables(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model) -> None:
+    """Refuse clearly when a table the model reads was never built."""
     present = existing_tables(conn)
-    needed = set(project.upstream_assets(model))
-    missing = [name for name in project.models if name in needed and name not in present]
-    tables = [name for name in missing if project.models[name].kind != "view"]
+    tables = [name for name in project.upstream_assets(model)
+              if name in project.models and project.models[name].kind != "view" and name not in present]
     if tables:
         raise UpstreamMissing(f"{model.name} reads {', '.join(tables)}, never built in this warehouse:"
                               f" materialize {'it' if len(tables) == 1 else 'them'} first, or include"
                               f" {'it' if len(tables) == 1 else 'them'} in the selection")
-    for name in missing:
-        build_model(conn, project.models[name], [], run_id)
+
+
+def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: str) -> None:
+    """Every view of the project made where it is missing or its definition changed, as soon as
+    the tables it reads exist (a view is only its definition): the models read them, and so do
+    the report, the workspace and `visibility sql`, without waiting for the view assets' run."""
+    present, made = existing_tables(conn), view_definitions(conn)
+    for view in project.models.values():
+        if view.kind != "view" or made.get(view.name) == definition_id(view):
+            continue
+        reads = [name for name in project.upstream_assets(view) if name in project.models]
+        if all(name in present for name in reads):
+            build_model(conn, view, [], run_id)
+            present.add(view.name)
+
+
+def definition_id(model: Model) -> str:
+    """What a view's comment records: the digest of the SQL it was made from."""
+    return "definition " + hashlib.sha256(model.compiled().encode()).hexdigest()[:16]
+
+
+def view_definitions(conn: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
+    return dict(conn.execute("SELECT view_name, comment FROM duckdb_views() WHERE database_name = current_database()"
+                             " AND schema_name = current_schema()").fetchall())
 
 
 def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
@@ -85,6 +118,8 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
     body = model.compiled()
     if model.kind == "view":
         conn.execute("CREATE OR REPLACE VIEW " + model.name + " AS " + body)
+        # A literal, not a parameter (COMMENT takes none): a validated name and a hex digest.
+        conn.execute("COMMENT ON VIEW " + model.name + " IS '" + definition_id(model) + "'")
         return 0
     if model.kind == "table":
         conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, bind(body, {"run_id": run_id}))

@@ -30,6 +30,7 @@ from visibility_assets.core.jobs import CATALOG_JOB, MAINTENANCE_JOB, NIGHTLY_JO
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.events.model import Event, stable_id
 from visibility_assets.events.service import record_events
+from visibility_assets.measure.defs import MODEL_KIND_TAG
 from visibility_assets.warehouse.resource import WarehouseResource
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
@@ -38,27 +39,32 @@ DEFAULT_LOOKBACK_DAYS = 90
 DEFAULT_DEADLINE = "06:00"
 
 REPORT = AssetSelection.keys("visibility_report")
+# The SQL views: the runner makes or replaces one wherever a model reads it and its definition
+# changed (measure/defs.py), so a platform's run leaves them out; the report job, once a day
+# after all platforms, materializes them and runs their tests over all history.
+SQL_VIEWS = AssetSelection.tag(MODEL_KIND_TAG, "view")
 
 # The chain for one platform and day: collection, cleaning, metrics and alerts. The report
 # is built once a day after all platforms (report/defs.py).
 nightly_job = define_asset_job(
     NIGHTLY_JOB,
-    selection=AssetSelection.keys("raw_ai_responses").downstream() - REPORT,
+    selection=AssetSelection.keys("raw_ai_responses").downstream() - REPORT - SQL_VIEWS,
     description="One platform's day: raw answers, cleaned samples, metrics and alerts.",
 )
 
 # Re-analysis after brands.yaml changed: everything downstream of the raw answers, never them.
 reanalysis_job = define_asset_job(
     REANALYSIS_JOB,
-    selection=AssetSelection.keys("cleaned_samples").downstream() - REPORT,
+    selection=AssetSelection.keys("cleaned_samples").downstream() - REPORT - SQL_VIEWS,
     description="Cleaned samples, metrics and alerts built again from stored answers; asks no platform.",
 )
 
 catalog_job = define_asset_job(CATALOG_JOB, selection=AssetSelection.keys("brand_catalog"),
                                description="brands.yaml loaded into the warehouse.")
 
-report_job = define_asset_job(REPORT_JOB, selection=REPORT,
-                              description="The HTML report of the latest day with metrics.")
+report_job = define_asset_job(REPORT_JOB, selection=SQL_VIEWS | REPORT,
+                              description="The SQL views and their tests, then the HTML report of the latest day"
+                                          " with metrics.")
 
 maintenance_job = define_asset_job(MAINTENANCE_JOB, selection=AssetSelection.keys("lake_maintenance"),
                                    description="The weekly lake maintenance.")
