@@ -10,6 +10,17 @@ from functools import lru_cache
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
 from visibility_assets.clean.sentiment import find_cues, judge
+from visibility_assets.clean.stage_clock import (
+    CITATIONS,
+    MATCHING,
+    NORMALIZE_SCOPE,
+    RECOMMENDATION,
+    RULES,
+    SENTIMENT,
+    STRUCTURE,
+    VALIDITY,
+    StageClock,
+)
 from visibility_assets.clean.structure import Item, Structure, find_structures
 from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
 from visibility_assets.clean.validity import (
@@ -162,8 +173,12 @@ def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, Bran
 
 
 class Analyzer:
-    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS):
+    """clock: a StageClock to time the stages with (the benchmark's), None to run without."""
+
+    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS,
+                 clock: StageClock | None = None):
         self.max_answer_chars = max_answer_chars
+        self.clock = clock
         self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         # Brands whose names have other meanings the config knows of (they have exclude_contexts),
@@ -173,6 +188,9 @@ class Analyzer:
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
+        clock = self.clock
+        if clock:
+            clock.start()
         category_brands = self.brand_names.get(category, ())
         answer = answer or ""
         capped = len(answer) > self.max_answer_chars
@@ -181,14 +199,24 @@ class Analyzer:
         normalized = normalize(answer)
         text = normalized.text
         scope = find_scope(text)
+        if clock:
+            clock.lap(NORMALIZE_SCOPE)
         hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
+        if clock:
+            clock.lap(MATCHING)
         accepted = set_aside_common_words(accepted, normalized)
-
         body = strip_scope(text, scope)
+        if clock:
+            clock.lap(RULES)
+
         structure, options = _primary_list(body, accepted) if accepted else (None, [])
         if category == CANARY:  # offers no brands: its option list is its first list, whatever it lists
             structure = next(iter(find_structures(body)), None)
+        if clock:
+            clock.lap(STRUCTURE)
         reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
+        if clock:
+            clock.lap(VALIDITY)
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
@@ -205,11 +233,17 @@ class Analyzer:
         # A brand advised against is still recommended when the answer lists it as an option.
         brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
                   for order, (name, count) in enumerate(mentions.items(), start=1)}
+        if clock:
+            clock.lap(RECOMMENDATION)
         _judge_sentiment(body, accepted, brands, advised)
+        if clock:
+            clock.lap(SENTIMENT)
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = text_citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
+        if clock:
+            clock.lap(CITATIONS)
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
                         structure.kind if structure else None, capped)
 
