@@ -7,9 +7,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
+from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_table
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
-from visibility_assets.clean.sentiment import find_cues, judge
+from visibility_assets.clean.sentiment import judge_brands
 from visibility_assets.clean.stage_clock import (
     CITATIONS,
     MATCHING,
@@ -65,7 +66,8 @@ NEGATIVE_IN_CLAUSE_AFTER = re.compile(
     r"不推荐|不建议|不太推荐|不太建议|不列入|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
     r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
 # Every negative check below needs one of these near the brand: the alias matcher locates
-# them in its one pass, and only hits with one in reach are read closely.
+# them in its one pass (with the sentiment lexicon), and only hits with one in reach are read
+# closely.
 NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided",
                       "not go with")
 # A clause with no brand that closes a sentence by advising against what it named before.
@@ -160,14 +162,13 @@ class Analysis:
                 "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
 
 
-def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised) -> None:
-    spans: dict[str, list[tuple[int, int]]] = {}
+def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised: set[str],
+                     cues: AnswerCues) -> None:
+    mentions: dict[str, list[int]] = {}
     for hit in accepted:
-        spans.setdefault(hit.brand, []).append((hit.start, hit.end))
-    others = frozenset(hit.start for hit in accepted)
-    cues = find_cues(body)
-    for name, result in brands.items():
-        judged = judge(body, cues, spans[name], name in advised, others)
+        mentions.setdefault(hit.brand, []).append(hit.start)
+    for name, judged in judge_brands(body, cues, mentions, advised).items():
+        result = brands[name]
         result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
         result.mention_sentiments = judged.mentions
 
@@ -179,7 +180,11 @@ class Analyzer:
                  clock: StageClock | None = None):
         self.max_answer_chars = max_answer_chars
         self.clock = clock
-        self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
+        # The negative cues first: a marker is one of them when its index is below gates_end.
+        markers = (*NEGATIVE_GATE_CUES, *(word for word in MARKERS if word not in NEGATIVE_GATE_CUES))
+        self.matcher = AliasMatcher(catalog, markers=markers)
+        self.gates_end = self.matcher.first_marker + len(NEGATIVE_GATE_CUES)
+        self.marker_table = marker_table([None] * self.matcher.first_marker + list(markers))
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         # Brands whose names have other meanings the config knows of (they have exclude_contexts),
         # with the words of those meanings (the contexts that do not contain an alias).
@@ -201,7 +206,7 @@ class Analyzer:
         scope = find_scope(text)
         if clock:
             clock.lap(NORMALIZE_SCOPE)
-        hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
+        hits, accepted, markers = self.matcher.scan(text, category, scope)
         if clock:
             clock.lap(MATCHING)
         accepted = set_aside_common_words(accepted, normalized)
@@ -226,7 +231,8 @@ class Analyzer:
         for position, option in enumerate(options, start=1):
             if option:
                 ranks.setdefault(option, position)
-        advised = _advised_against_brands(body, accepted, cue_starts)
+        gates_end = self.gates_end
+        advised = _advised_against_brands(body, accepted, [start for index, start, _ in markers if index < gates_end])
         mentions: dict[str, int] = {}  # in order of first mention
         for hit in accepted:
             mentions[hit.brand] = mentions.get(hit.brand, 0) + 1
@@ -235,7 +241,8 @@ class Analyzer:
                   for order, (name, count) in enumerate(mentions.items(), start=1)}
         if clock:
             clock.lap(RECOMMENDATION)
-        _judge_sentiment(body, accepted, brands, advised)
+        cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
+        _judge_sentiment(body, accepted, brands, advised, cues)
         if clock:
             clock.lap(SENTIMENT)
 
