@@ -162,12 +162,10 @@ class Analysis:
                 "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
 
 
-def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised: set[str],
-                     cues: AnswerCues) -> None:
-    mentions: dict[str, list[int]] = {}
-    for hit in accepted:
-        mentions.setdefault(hit.brand, []).append(hit.start)
-    for name, judged in judge_brands(body, cues, mentions, advised).items():
+def _judge_sentiment(body: str, accepted: list[AliasHit], mentions: dict[str, list[int]],
+                     brands: dict[str, BrandResult], advised: set[str], cues: AnswerCues) -> None:
+    starts = list(dict.fromkeys(hit.start for hit in accepted))  # the hits come in text order
+    for name, judged in judge_brands(body, cues, mentions, advised, starts).items():
         result = brands[name]
         result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
         result.mention_sentiments = judged.mentions
@@ -233,16 +231,16 @@ class Analyzer:
                 ranks.setdefault(option, position)
         gates_end = self.gates_end
         advised = _advised_against_brands(body, accepted, [start for index, start, _ in markers if index < gates_end])
-        mentions: dict[str, int] = {}  # in order of first mention
+        mentions: dict[str, list[int]] = {}  # each brand's hit starts, the brands in order of first mention
         for hit in accepted:
-            mentions[hit.brand] = mentions.get(hit.brand, 0) + 1
+            mentions.setdefault(hit.brand, []).append(hit.start)
         # A brand advised against is still recommended when the answer lists it as an option.
-        brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
-                  for order, (name, count) in enumerate(mentions.items(), start=1)}
+        brands = {name: BrandResult(True, len(starts), order, ranks.get(name), name not in advised or name in ranks)
+                  for order, (name, starts) in enumerate(mentions.items(), start=1)}
         if clock:
             clock.lap(RECOMMENDATION)
         cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
-        _judge_sentiment(body, accepted, brands, advised, cues)
+        _judge_sentiment(body, accepted, mentions, brands, advised, cues)
         if clock:
             clock.lap(SENTIMENT)
 

@@ -35,7 +35,10 @@ NOT_NEGATOR_ZH = re.compile("|".join(NOT_NEGATORS_ZH))
 NEGATION_HINT_EN = re.compile(r"no|n't|never|hardly|without|lack")
 NOT_ONLY_EN = re.compile(r"\bnot only\b|\bno doubt\b|\bno wonder\b")
 _NEGATORS_EN = frozenset(NEGATORS_EN)
-ZH, EN = "zh", "en"  # the negators that may turn a word; None: it carries its own (不推荐, not only)
+# The negators that may turn a word: a Chinese one within the 4 characters before it (不稳定), an
+# English one within the 3 words before it (not reliable); None: it carries its own (不推荐, not
+# only). A "negator" that belongs to another word does not turn it (不仅 not only, 无论 whatever).
+ZH, EN = "zh", "en"
 WORD, CONTRAST, FLIP_AFTER, FLIP_BEFORE = range(4)
 
 # A cue: (start, word as judged, positive after negation); a turn: (start, end, whether it ends a
@@ -119,7 +122,12 @@ def find_cues(body: str, found: list[tuple[int, int, int]], table: list, body_en
         _, word, positive, latin, negation = entry
         if latin and (start > 0 and body[start - 1].isalnum() or end < size and body[end].isalnum()):
             continue
-        if negation and _negated(body, start, negation):
+        if negation == ZH:  # inline: most cues are Chinese
+            negated = NEGATOR_ZH.search(body, max(0, start - 4), start) and not NOT_NEGATOR_ZH.search(
+                body, max(0, start - 5), start)
+        else:
+            negated = negation == EN and _negated_en(body, start)
+        if negated:
             positive, word = not positive, "not " + word
         answer.starts.append(start)
         answer.cues.append((start, word, positive))
@@ -130,15 +138,11 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def _negated(text: str, position: int, negation: str) -> bool:
-    """A negator just before the cue (zh: within the 4 characters before it; en: within the 3
-    words before it), unless the "negator" belongs to another word (不仅 not only, 无论 whatever)."""
-    if negation == EN:
-        low = max(0, position - 30)
-        if not NEGATION_HINT_EN.search(text, low, position):
-            return False
-        before = text[low:position].replace("n't", " not")
-        words = before.split()[-3:]
-        return any(w.strip(".,;:!?()") in _NEGATORS_EN for w in words) and not NOT_ONLY_EN.search(before)
-    return bool(NEGATOR_ZH.search(text, max(0, position - 4), position)) and not NOT_NEGATOR_ZH.search(
-        text, max(0, position - 5), position)
+def _negated_en(text: str, position: int) -> bool:
+    """A negator within the 3 words before the cue, unless it is one of "not only", "no doubt"."""
+    low = max(0, position - 30)
+    if not NEGATION_HINT_EN.search(text, low, position):
+        return False
+    before = text[low:position].replace("n't", " not")
+    words = before.split()[-3:]
+    return any(w.strip(".,;:!?()") in _NEGATORS_EN for w in words) and not NOT_ONLY_EN.search(before)

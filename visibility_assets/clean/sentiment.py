@@ -49,13 +49,12 @@ SILENT = Sentiment(NEUTRAL, (), 0.0)  # of a context without cues
 COMPARES = object()  # a context that compares: its score depends on where the brand stands in it
 
 
-def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]],
-                 advised: set[str]) -> dict[str, BrandSentiment]:
+def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]], advised: set[str],
+                 starts: list[int]) -> dict[str, BrandSentiment]:
     """The sentiment of each brand and of each of its mentions, from the contexts of its hits in
     `body` (normalized, lower case). cues: find_cues; mentions: the starts of each brand's
     accepted hits, in text order, the brands in order of first mention; advised: the brands the
-    answer advises against."""
-    starts = sorted({start for brand_starts in mentions.values() for start in brand_starts})
+    answer advises against; starts: every accepted hit's start, sorted, once."""
     contexts = mention_contexts(body, starts, cues.starts)
     scores: dict[tuple[int, int], Scored | object] = {}  # one that compares nothing scores the same for every brand
     judged = {}
