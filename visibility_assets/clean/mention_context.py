@@ -34,7 +34,8 @@ def mention_contexts(body: str, starts: list[int], cue_starts: list[int]) -> dic
     # The marks the answer uses at all: most use few of them.
     sentence_marks = [mark for mark in SENTENCE_MARKS if mark in body]
     clause_marks = [mark for mark in CLAUSE_MARKS if mark in body]
-    for start in starts:
+    last = len(starts) - 1
+    for index, start in enumerate(starts):
         line_start = body.rfind("\n", 0, start) + 1
         line_end = body.find("\n", start)
         if line_end < 0:
@@ -45,16 +46,21 @@ def mention_contexts(body: str, starts: list[int], cue_starts: list[int]) -> dic
             high = blocks.get(line_start)
             if high is None:
                 high = blocks[line_start] = _block_end(body, line_start, line_end)
-        elif bisect_left(cue_starts, line_start) == bisect_left(cue_starts, line_end):
+        elif not _holds(cue_starts, line_start, line_end):
             contexts[start] = None  # a sentence lies within its line
             continue
         else:
             low, high = _sentence(body, start, line_start, line_end, sentence_marks)
-            if bisect_left(starts, high) - bisect_left(starts, low) > 1:  # another mention in the sentence
-                low, high = _clause(body, start, low, high, clause_marks)
-        holds_cue = bisect_left(cue_starts, low) < bisect_left(cue_starts, high)
-        contexts[start] = (low, high) if holds_cue else None
+            if index and starts[index - 1] >= low or index < last and starts[index + 1] < high:
+                low, high = _clause(body, start, low, high, clause_marks)  # another mention in the sentence
+        contexts[start] = (low, high) if _holds(cue_starts, low, high) else None
     return contexts
+
+
+def _holds(positions: list[int], low: int, high: int) -> bool:
+    """Whether one of the sorted positions lies in low..high."""
+    index = bisect_left(positions, low)
+    return index < len(positions) and positions[index] < high
 
 
 def _sentence(body: str, start: int, line_start: int, line_end: int, marks: list[str]) -> tuple[int, int]:

@@ -143,8 +143,9 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         "oversized_answer_chars": OVERSIZED_CHARS,
         "oversized_answer_s": round(oversized_s, 3),
         "definition": "answers_per_s and speedup: the full analyzer (validity, scope, matching and rules,"
-                      " lists, recommendation, citations) on one core; matching_*: normalization, scope and"
-                      " the alias matcher with its rules only; baseline: per-alias str.find over all aliases"
+                      " lists, recommendation, sentiment, citations) on one core; matching_*: normalization,"
+                      " scope and the alias matcher's one pass (which also locates the analyzer's cue words)"
+                      " with its rules only; baseline: per-alias str.find over all aliases"
                       " on the case-folded answer (matching only), timed on baseline_sample_answers answers drawn"
                       " at random (seeded) from the corpus; corpus_answers_per_s: the simulator's answer"
                       " generator writing the corpus; oversized_answer_s: cleaning one answer of"
