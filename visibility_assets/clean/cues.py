@@ -30,6 +30,8 @@ LEXICON = tuple(sorted(set(NEGATIVE_WORDS) | set(POSITIVE_WORDS), key=lambda w: 
 MARKERS = (*LEXICON, *CONTRASTS, *FLIPS_AFTER, *FLIPS_BEFORE)  # what the matcher's pass must locate
 _POSITIVE = frozenset(POSITIVE_WORDS) - frozenset(NEGATIVE_WORDS)
 NEGATOR_ZH = re.compile("|".join(NEGATORS_ZH))
+# A window without one of these characters holds no Chinese negator: most cues need no search.
+NEGATOR_ZH_FIRSTS = frozenset(word[0] for word in NEGATORS_ZH)
 NOT_NEGATOR_ZH = re.compile("|".join(NOT_NEGATORS_ZH))
 # Each English negator holds one of these (n't read as not): without one, no word needs reading.
 NEGATION_HINT_EN = re.compile(r"no|n't|never|hardly|without|lack")
@@ -123,8 +125,9 @@ def find_cues(body: str, found: list[tuple[int, int, int]], table: list, body_en
         if latin and (start > 0 and body[start - 1].isalnum() or end < size and body[end].isalnum()):
             continue
         if negation == ZH:  # inline: most cues are Chinese
-            negated = NEGATOR_ZH.search(body, max(0, start - 4), start) and not NOT_NEGATOR_ZH.search(
-                body, max(0, start - 5), start)
+            low = start - 4 if start > 4 else 0
+            negated = not NEGATOR_ZH_FIRSTS.isdisjoint(body[low:start]) and NEGATOR_ZH.search(
+                body, low, start) and not NOT_NEGATOR_ZH.search(body, max(0, start - 5), start)
         else:
             negated = negation == EN and _negated_en(body, start)
         if negated:
