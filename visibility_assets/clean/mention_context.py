@@ -20,6 +20,10 @@ OPTION_LABEL = re.compile(r"[\s#>*\-+•\d.)、（）()一二三四五六七八�
 BLOCK_START = re.compile(r"^[ \t]*(?:#{1,6}\s|\d{1,2}[.)、]\s*|[-*+•]\s|\*\*|[一二三四五六七八九十]+、|（[一二三四五六七八九十]+）)",
                          re.M)
 BLOCK_MAX_CHARS = 600
+# What a list item's block goes on over: the lines that open with a blank and hold more.
+INDENTED_LINES = re.compile(r"(?:\n[ \t][^\S\n]*\S[^\n]*)*")
+# What ends a heading's or bold line's block: the next line that opens an option (BLOCK_START, not indented).
+NEXT_OPTION_LINE = re.compile(r"\n(?=#|\d{1,2}[.)、]|[-*+•]\s|\*\*|[一二三四五六七八九十]+、|（[一二三四五六七八九十]+）)")
 BLOCK_FIRST = frozenset("#-*+•一二三四五六七八九十（ \t")  # what a BLOCK_START line opens with, or a digit
 
 
@@ -97,22 +101,15 @@ def _block_end(body: str, line_start: int, line_end: int) -> int:
     """The end of the option a line opens. A list item goes on over its indented lines; a
     heading or bold line over the paragraphs below it, to the next option line; at most
     BLOCK_MAX_CHARS."""
-    heading = not LIST_ITEM.match(body, line_start)
     size = len(body)
-    position, limit = line_end, min(size, line_end + BLOCK_MAX_CHARS)
-    while position < limit:
-        next_end = body.find("\n", position + 1)
-        next_end = size if next_end < 0 else next_end
-        first = body[position + 1] if position + 1 < size else ""
-        if _may_open_block(first):  # else a paragraph line or a blank one
-            line = body[position + 1:next_end]
-            indented = first in " \t" and line.strip()
-            if not indented and (not heading or BLOCK_START.match(line) or first == "#"):
-                break
-        elif not heading:
-            break
-        position = next_end
-    return min(position, limit)
+    limit = min(size, line_end + BLOCK_MAX_CHARS)
+    # Up to the end of the line that holds the limit: a line that starts before it is read whole.
+    seen = body.find("\n", limit)
+    seen = size if seen < 0 else seen
+    if LIST_ITEM.match(body, line_start):
+        return min(INDENTED_LINES.match(body, line_end, seen).end(), limit)
+    found = NEXT_OPTION_LINE.search(body, line_end, seen)
+    return min(found.start(), limit) if found else limit
 
 
 def _may_open_block(char: str) -> bool:
