@@ -18,6 +18,7 @@ packaged model on the labelled set in tests/eval.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from typing import NamedTuple
 
@@ -29,7 +30,7 @@ BEFORE_CONTRAST, AFTER_CONTRAST = 0.75, 1.25
 ADVISED_AGAINST = 2.0  # the analyzer found advice against the brand
 DOMINANCE = 2.0  # one side must outweigh the other this many times
 # What ends a clause of a comparison (！？；，： are ASCII in the NFKC body), and a "." before a space.
-CLAUSE_MARKS = ",:。!?;\n"
+CLAUSE_MARK = re.compile(r"[,:。!?;\n]|\.(?=\s)")
 
 
 class Sentiment(NamedTuple):  # a tuple: an answer makes a dozen, and a frozen dataclass costs 3x
@@ -176,26 +177,10 @@ def _clause(body: str, start: int, low: int, high: int) -> tuple[int, int]:
     """The clause of the context low..high that holds `start`: between clause marks, a "." that
     a space follows within the context being one."""
     clause_start = low
-    for mark in CLAUSE_MARKS:
-        found = body.rfind(mark, clause_start, start)
-        if found != -1:
-            clause_start = found + 1
-    found = body.rfind(".", clause_start, start)
-    while found != -1 and not body[found + 1].isspace():
-        found = body.rfind(".", clause_start, found)
-    if found != -1:
-        clause_start = found + 1
-    clause_end = high
-    for mark in CLAUSE_MARKS:
-        found = body.find(mark, start, clause_end)
-        if found != -1:
-            clause_end = found
-    found = body.find(".", start, clause_end)
-    while found != -1 and not (found + 1 < high and body[found + 1].isspace()):
-        found = body.find(".", found + 1, clause_end)
-    if found != -1:
-        clause_end = found
-    return clause_start, clause_end
+    for mark in CLAUSE_MARK.finditer(body, low, start):
+        clause_start = mark.end()
+    mark = CLAUSE_MARK.search(body, start, high)
+    return clause_start, mark.start() if mark else high
 
 
 def _label(positive: float, negative: float) -> str:
