@@ -2,13 +2,13 @@
 
 import pytest
 
-from visibility_assets.clean.analyzer import (
+from visibility_assets.clean.advice import (
     ADVICE_AGAINST_IT_VERBS,
     NEGATIVE_CUES_BEFORE,
     NEGATIVE_GATE_CUES,
     NEGATIVE_IN_CLAUSE_AFTER,
-    Analyzer,
 )
+from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.config import Brand, BrandCatalog
 
 

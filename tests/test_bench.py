@@ -38,6 +38,11 @@ def test_bench_clean_times_the_analyzer_against_the_naive_loop_on_one_corpus():
     assert figures["baseline_sample_answers"] == 300  # a small corpus is timed whole on both sides
     assert figures["accepted_mentions"] > 0
     assert abs(figures["speedup"] - figures["answers_per_s"] / figures["baseline_answers_per_s"]) <= 0.1
+    share = figures["answers_per_s"] / figures["matching_answers_per_s"]
+    assert abs(figures["analyzer_share_of_matching"] - share) <= 0.01
+    assert set(figures["stage_shares"]) == {"normalize_scope", "matching", "rules", "structure", "validity",
+                                            "recommendation", "sentiment", "citations"}
+    assert abs(sum(figures["stage_shares"].values()) - 1) <= 0.01
 
 
 def test_bench_metrics_runs_every_model_over_the_range_in_one_run():

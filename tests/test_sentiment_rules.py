@@ -48,3 +48,34 @@ def test_advice_against_is_negative_and_cues_are_kept_per_mention(analyzer):
     assert analysis.mentioned["阿里云"].sentiment == "positive"
     assert "+reliable" in analysis.mentioned["阿里云"].sentiment_cues
     assert [m.label for m in analysis.mentioned["阿里云"].mention_sentiments] == ["positive"]
+
+
+def test_words_out_of_scope_are_no_cues(analyzer):
+    # The matcher's pass reads the whole text; a think block or a URL is no part of the body.
+    assert sentiments(analyzer, "<think>阿里云很差，不稳定。</think>\n企业上云，阿里云的云服务稳定可靠。") == {"阿里云": "positive"}
+    answer = "企业上云可以看 AWS 的云服务，详见 https://example.com/best-excellent-cloud 的评测。"
+    assert analyzer.analyze(answer, "企业上云选哪家云服务比较好？", "cloud").mentioned["AWS"].sentiment_cues == ()
+
+
+def test_a_longer_cue_holds_the_shorter_one_inside_it(analyzer):
+    analysis = analyzer.analyze("企业上云选云服务，阿里云不推荐给小团队。", "企业上云选哪家云服务比较好？", "cloud")
+    assert analysis.mentioned["阿里云"].sentiment_cues == ("-不推荐", "-advised against")
+
+
+def test_latin_contrast_and_comparison_words_count_only_as_whole_words(analyzer):
+    question = "Which cloud provider should a startup choose?"
+    assert sentiments(analyzer, "For a startup's cloud, AWS is great and reliable, but slow.", question) == {
+        "AWS": "neutral"}
+    assert sentiments(analyzer, "For a startup's cloud, AWS is great and reliable, butter is slow.", question) == {
+        "AWS": "positive"}
+    assert sentiments(analyzer, "For a startup's cloud, AWS is a better choice than Alibaba Cloud.", question) == {
+        "AWS": "positive", "阿里云": "negative"}
+    assert sentiments(analyzer, "For a startup's cloud, AWS is a better choice thanks to Alibaba Cloud.", question) == {
+        "AWS": "positive", "阿里云": "positive"}
+
+
+def test_every_word_the_sentiment_rules_read_has_one_role():
+    from visibility_assets.clean.cues import LEXICON, MARKERS
+    from visibility_assets.clean.lexicon import CONTRASTS, FLIPS_AFTER, FLIPS_BEFORE
+
+    assert len(MARKERS) == len(set(MARKERS)) == len(LEXICON) + len(CONTRASTS) + len(FLIPS_AFTER) + len(FLIPS_BEFORE)

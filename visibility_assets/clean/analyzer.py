@@ -7,9 +7,22 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
+from visibility_assets.clean.advice import NEGATIVE_GATE_CUES, advised_against_brands
+from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_table
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
-from visibility_assets.clean.sentiment import find_cues, judge
+from visibility_assets.clean.sentiment import judge_brands
+from visibility_assets.clean.stage_clock import (
+    CITATIONS,
+    MATCHING,
+    NORMALIZE_SCOPE,
+    RECOMMENDATION,
+    RULES,
+    SENTIMENT,
+    STRUCTURE,
+    VALIDITY,
+    StageClock,
+)
 from visibility_assets.clean.structure import Item, Structure, find_structures
 from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
 from visibility_assets.clean.validity import (
@@ -32,37 +45,6 @@ from visibility_assets.core.urls import text_citations
 # Bump when a rule changes: every cleaned sample records the version that produced it.
 ANALYZER_VERSION = "1.2.1"
 
-# Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
-NEGATIVE_CUES_BEFORE = (
-    "不推荐", "不建议", "不太建议", "不太推荐", "避免", "别选", "不要选", "不要用", "慎选", "慎用", "不考虑",
-    "avoid", "skip", "steer clear of", "not recommend", "wouldn't recommend", "would not recommend",
-    "don't recommend", "do not recommend", "not suggest", "stay away from", "pass on",
-)
-# Advice against "it" in English, after the brand was named: "Google Cloud, I would not go with it",
-# "…, it's one I'd steer clear of", and "X is overkill for you. I'd skip it for now."
-ADVICE_AGAINST_IT_VERBS = ("not go with", "not recommend", "skip", "avoid", "steer clear of", "pass on")
-ADVICE_AGAINST_IT = (r"\bi(?:['’]d| would)\s+(?:" + "|".join(ADVICE_AGAINST_IT_VERBS) + r")\s+(?:it|them)\b|"
-                     r"\b(?:it|that)['’]s one (?:i['’]d|i would) steer clear of")
-DANGLING_NEGATIVE_EN = re.compile(ADVICE_AGAINST_IT)
-VERDICT_NEXT_SENTENCE = re.compile(r"[.。!！]?\s*(?:" + ADVICE_AGAINST_IT + ")")
-NEGATIVE_BEFORE = re.compile("|".join(map(re.escape, NEGATIVE_CUES_BEFORE)))
-# Clause ends: sentence punctuation, and a comma next to Chinese text (NFKC made ， a ","),
-# but not the commas of an English enumeration ("avoid AWS, Azure and GCP").
-CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. |,(?=\s*[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]),")
-SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
-NEGATIVE_IN_CLAUSE_AFTER = re.compile(
-    r"不推荐|不建议|不太推荐|不太建议|不列入|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
-    r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
-# Every negative check below needs one of these near the brand: the alias matcher locates
-# them in its one pass, and only hits with one in reach are read closely.
-NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided",
-                      "not go with")
-# A clause with no brand that closes a sentence by advising against what it named before.
-DANGLING_NEGATIVE = re.compile(
-    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
-    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*(?:[:：].*)?$")
-# A question about the brand answered by a bare verdict: "X？不推荐。"
-VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WORD = re.compile(r"[a-z][a-z0-9+.-]{2,}")
@@ -88,7 +70,6 @@ QUALITIES_AFTER_BRAND = re.compile(
 QUALITIES_BEFORE_BRAND = re.compile(
     r"(?:" + QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?(?:the\s+)?|\bwhy\s+(?:the\s+|choose\s+|pick\s+)?)$")
 LABEL_END = re.compile(r"[\s:：*]*$")
-NEGATIVE_WINDOW = 40
 LONG_ANSWER = 300
 
 
@@ -149,22 +130,27 @@ class Analysis:
                 "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
 
 
-def _judge_sentiment(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult], advised) -> None:
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for hit in accepted:
-        spans.setdefault(hit.brand, []).append((hit.start, hit.end))
-    others = frozenset(hit.start for hit in accepted)
-    cues = find_cues(body)
-    for name, result in brands.items():
-        judged = judge(body, cues, spans[name], name in advised, others)
+def _judge_sentiment(body: str, accepted: list[AliasHit], mentions: dict[str, list[int]],
+                     brands: dict[str, BrandResult], advised: set[str], cues: AnswerCues) -> None:
+    starts = list(dict.fromkeys(hit.start for hit in accepted))  # the hits come in text order
+    for name, judged in judge_brands(body, cues, mentions, advised, starts).items():
+        result = brands[name]
         result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
         result.mention_sentiments = judged.mentions
 
 
 class Analyzer:
-    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS):
+    """clock: a StageClock to time the stages with (the benchmark's), None to run without."""
+
+    def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS,
+                 clock: StageClock | None = None):
         self.max_answer_chars = max_answer_chars
-        self.matcher = AliasMatcher(catalog, markers=NEGATIVE_GATE_CUES)
+        self.clock = clock
+        # The negative cues first: a marker is one of them when its index is below gates_end.
+        markers = (*NEGATIVE_GATE_CUES, *(word for word in MARKERS if word not in NEGATIVE_GATE_CUES))
+        self.matcher = AliasMatcher(catalog, markers=markers)
+        self.gates_end = self.matcher.first_marker + len(NEGATIVE_GATE_CUES)
+        self.marker_table = marker_table([None] * self.matcher.first_marker + list(markers))
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         # Brands whose names have other meanings the config knows of (they have exclude_contexts),
         # with the words of those meanings (the contexts that do not contain an alias).
@@ -173,6 +159,9 @@ class Analyzer:
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
+        clock = self.clock
+        if clock:
+            clock.start()
         category_brands = self.brand_names.get(category, ())
         answer = answer or ""
         capped = len(answer) > self.max_answer_chars
@@ -181,14 +170,24 @@ class Analyzer:
         normalized = normalize(answer)
         text = normalized.text
         scope = find_scope(text)
-        hits, accepted, cue_starts = self.matcher.scan(text, category, scope)
+        if clock:
+            clock.lap(NORMALIZE_SCOPE)
+        hits, accepted, markers = self.matcher.scan(text, category, scope)
+        if clock:
+            clock.lap(MATCHING)
         accepted = set_aside_common_words(accepted, normalized)
-
         body = strip_scope(text, scope)
+        if clock:
+            clock.lap(RULES)
+
         structure, options = _primary_list(body, accepted) if accepted else (None, [])
         if category == CANARY:  # offers no brands: its option list is its first list, whatever it lists
             structure = next(iter(find_structures(body)), None)
+        if clock:
+            clock.lap(STRUCTURE)
         reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
+        if clock:
+            clock.lap(VALIDITY)
         if reason:
             for hit in accepted:
                 hit.rule = f"invalid_answer:{reason}"
@@ -198,18 +197,26 @@ class Analyzer:
         for position, option in enumerate(options, start=1):
             if option:
                 ranks.setdefault(option, position)
-        advised = _advised_against_brands(body, accepted, cue_starts)
-        mentions: dict[str, int] = {}  # in order of first mention
+        gates_end = self.gates_end
+        advised = advised_against_brands(body, accepted, [start for index, start, _ in markers if index < gates_end])
+        mentions: dict[str, list[int]] = {}  # each brand's hit starts, the brands in order of first mention
         for hit in accepted:
-            mentions[hit.brand] = mentions.get(hit.brand, 0) + 1
+            mentions.setdefault(hit.brand, []).append(hit.start)
         # A brand advised against is still recommended when the answer lists it as an option.
-        brands = {name: BrandResult(True, count, order, ranks.get(name), name not in advised or name in ranks)
-                  for order, (name, count) in enumerate(mentions.items(), start=1)}
-        _judge_sentiment(body, accepted, brands, advised)
+        brands = {name: BrandResult(True, len(starts), order, ranks.get(name), name not in advised or name in ranks)
+                  for order, (name, starts) in enumerate(mentions.items(), start=1)}
+        if clock:
+            clock.lap(RECOMMENDATION)
+        cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
+        _judge_sentiment(body, accepted, mentions, brands, advised, cues)
+        if clock:
+            clock.lap(SENTIMENT)
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = text_citations(without_think)
         has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
+        if clock:
+            clock.lap(CITATIONS)
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
                         structure.kind if structure else None, capped)
 
@@ -324,58 +331,3 @@ def _option_of(body: str, item: Item, accepted: list[AliasHit], starts: list[int
         return None if _qualities_label(body, hit, lead_start, lead_end) else hit.brand
     opening = body[lead_start:hit.start]
     return hit.brand if not any(c.isalnum() for c in opening) else None
-
-
-def _advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list[int]) -> set[str]:
-    """The brands the answer advises against: a hit is read closely only when a negative cue
-    starts between NEGATIVE_WINDOW before it and its sentence's end (the reach of the rules).
-    cue_starts: where NEGATIVE_GATE_CUES occur in the answer, in order."""
-    advised: set[str] = set()
-    if not cue_starts:
-        return advised
-    for hit in accepted:
-        if hit.brand in advised:
-            continue
-        sentence_end = SENTENCE_END.search(body, hit.end)
-        stop = sentence_end.start() if sentence_end else len(body)
-        nearest = bisect_left(cue_starts, hit.start - NEGATIVE_WINDOW)
-        if nearest == len(cue_starts):
-            continue
-        if cue_starts[nearest] < stop and _advised_against(body, hit, stop):
-            advised.add(hit.brand)
-        elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
-            advised.add(hit.brand)
-        elif cue_starts[nearest] < stop + 30 and VERDICT_NEXT_SENTENCE.match(body, stop):
-            advised.add(hit.brand)
-    return advised
-
-
-def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
-    """The answer advises against the brand in the clause that names it ("不推荐 X",
-    "X 这个阶段 skip 就好", "I'd skip brands like X"), or in a brand-less clause that closes
-    the same sentence, which ends at stop ("X 不符合要求，请避免选择。")."""
-    start = _clause_start(body, hit.start)
-    if NEGATIVE_BEFORE.search(body, start, hit.start):
-        return True
-    end = _clause_end(body, hit.end)
-    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end) or DANGLING_NEGATIVE_EN.search(body, hit.end, end):
-        return True
-    while end < stop:
-        following = _clause_end(body, end + 1)
-        if DANGLING_NEGATIVE.match(body[end + 1:following]) or DANGLING_NEGATIVE_EN.search(body, end + 1, following):
-            return True
-        end = following
-    return False
-
-
-def _clause_start(body: str, position: int) -> int:
-    start = max(0, position - NEGATIVE_WINDOW)
-    last = None
-    for last in CLAUSE_END.finditer(body, start, position):
-        pass
-    return last.end() if last else start
-
-
-def _clause_end(body: str, position: int) -> int:
-    found = CLAUSE_END.search(body, position)
-    return found.start() if found else len(body)

@@ -56,8 +56,9 @@ ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 class AliasMatcher:
-    """markers: phrases the caller wants located in the same pass (the analyzer's negative
-    cues); scan() returns where they start besides the alias hits."""
+    """markers: phrases the caller wants located in the same pass (the analyzer's negative and
+    sentiment cues); scan() returns their matches besides the alias hits, each as (pattern
+    index, start, end), the marker being markers[index - first_marker]."""
 
     def __init__(self, catalog: BrandCatalog, markers: tuple[str, ...] = ()):
         # Normalized alias -> (brand, category, alias as written) of every brand it names.
@@ -93,15 +94,15 @@ class AliasMatcher:
             contexts.append(ExcludeContext(text, {a: o for a, o in offsets.items() if o}))
         return tuple(contexts)
 
-    def scan(self, text: str, category: str, scope: Scope) -> tuple[list[AliasHit], list[AliasHit], list[int]]:
-        """Every alias occurrence with its verdict, in text order; the accepted ones; and where
-        markers start."""
+    def scan(self, text: str, category: str, scope: Scope) -> tuple[list[AliasHit], list[AliasHit], list]:
+        """Every alias occurrence with its verdict, in text order; the accepted ones; and every
+        occurrence of a marker, anywhere in the text, by start and the longest first."""
         matches = self.automaton.find_matches_as_indexes(text, overlapping=True)
         hits: list[AliasHit] = []
         accepted: list[AliasHit] = []
-        marker_starts: list[int] = []
+        markers: list[tuple[int, int, int]] = []
         if not matches:
-            return hits, accepted, marker_starts
+            return hits, accepted, markers
         # Leftmost first, and the longest of those starting at the same place, so that the
         # first hit that passes scope and boundary takes its span (rule 3). Two stable sorts
         # on C-level keys cost a third of one sort on a Python key.
@@ -111,9 +112,10 @@ class AliasMatcher:
         blocks, block, block_count = scope.blocks, 0, len(scope.blocks)
         taken_until, overlapped = -1, ""
         patterns, first_marker = self.patterns, self.first_marker
-        for index, start, end in matches:
+        for match in matches:
+            index, start, end = match
             if index >= first_marker:
-                marker_starts.append(start)
+                markers.append(match)
                 continue
             entries, latin_start, latin_end, overlaps = patterns[index]
             # Hits come in order of start: skip the excluded blocks that end before this one.
@@ -140,7 +142,7 @@ class AliasMatcher:
                     else:
                         accepted.append(hit)
                 hits.append(hit)
-        return hits, accepted, marker_starts
+        return hits, accepted, markers
 
     def _excluding_context(self, hit: AliasHit, text: str) -> str | None:
         """The exclude_context of the hit's brand that the hit sits in or near, if any."""

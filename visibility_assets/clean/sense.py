@@ -15,6 +15,7 @@ the other meanings a brand is known to have; two rules here reach further:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from visibility_assets.clean.matcher import AliasHit
 from visibility_assets.clean.text import NormalizedText
@@ -42,7 +43,7 @@ PRODUCT_WORDS = re.compile(
 def set_aside_common_words(accepted: list[AliasHit], normalized: NormalizedText) -> list[AliasHit]:
     """The accepted hits without the lower-case uses of capitalised names (each rejected with
     COMMON_WORD, so entity_matches says why)."""
-    candidates = [h for h in accepted if CAPITALISED_WORD.fullmatch(h.alias)]
+    candidates = [h for h in accepted if _capitalised(h.alias)]
     if not candidates:
         return accepted
     spans = normalized.original_spans(candidates)
@@ -53,6 +54,11 @@ def set_aside_common_words(accepted: list[AliasHit], normalized: NormalizedText)
             hit.rule = COMMON_WORD
             rejected.add(id(hit))
     return [h for h in accepted if id(h) not in rejected] if rejected else accepted
+
+
+@lru_cache(maxsize=65536)  # a catalog's aliases, over and over
+def _capitalised(alias: str) -> bool:
+    return CAPITALISED_WORD.fullmatch(alias) is not None
 
 
 def about_another_meaning(body: str, question: str, hits: list[AliasHit], accepted: list[AliasHit],

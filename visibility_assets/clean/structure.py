@@ -115,7 +115,10 @@ def find_structures(body: str) -> list[Structure]:
     for line in body.split("\n"):
         line_offset = offset
         offset += len(line) + 1
-        stripped = line.strip()
+        if not line:
+            continue
+        # Stripped only when it opens with a blank: trailing blanks hold no "**" to look for.
+        stripped = line.strip() if line[0].isspace() else line
         if not stripped:
             continue
         previous, intro = intro, (line_offset, offset - 1)

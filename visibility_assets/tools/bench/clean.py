@@ -18,6 +18,7 @@ from pathlib import Path
 
 from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.clean.samples import RawAnswer, SampleCleaner
+from visibility_assets.clean.stage_clock import StageClock
 from visibility_assets.clean.text import find_scope, normalize
 from visibility_assets.config import Brand, BrandCatalog
 from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS, compose_answer, sim_brands_by_category
@@ -106,6 +107,7 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         folded = normalize(text)
         analyzer.matcher.scan(folded.text, category, find_scope(folded.text))
     matching_s = time.perf_counter() - started
+    stage_shares = time_stages(catalog, corpus)
 
     sample = random.Random(seed).sample(corpus, min(len(corpus), BASELINE_SAMPLE))
     started = time.perf_counter()
@@ -128,6 +130,8 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         "speedup": round(answers_per_s / baseline_per_s, 1),
         "matching_answers_per_s": round(answers / matching_s, 1),
         "matching_speedup": round(answers / matching_s / baseline_per_s, 1),
+        "analyzer_share_of_matching": round(matching_s / analyzer_s, 3),
+        "stage_shares": stage_shares,
         "analyzer_s": round(analyzer_s, 3),
         "automaton_build_s": round(build_s, 3),
         "baseline_sample_answers": len(sample),
@@ -139,13 +143,29 @@ def run_clean_bench(answers: int = 20000, aliases: int = 10000, seed: int = 0,
         "oversized_answer_chars": OVERSIZED_CHARS,
         "oversized_answer_s": round(oversized_s, 3),
         "definition": "answers_per_s and speedup: the full analyzer (validity, scope, matching and rules,"
-                      " lists, recommendation, citations) on one core; matching_*: normalization, scope and"
-                      " the alias matcher with its rules only; baseline: per-alias str.find over all aliases"
+                      " lists, recommendation, sentiment, citations) on one core; matching_*: normalization,"
+                      " scope and the alias matcher's one pass (which also locates the analyzer's cue words)"
+                      " with its rules only; baseline: per-alias str.find over all aliases"
                       " on the case-folded answer (matching only), timed on baseline_sample_answers answers drawn"
                       " at random (seeded) from the corpus; corpus_answers_per_s: the simulator's answer"
                       " generator writing the corpus; oversized_answer_s: cleaning one answer of"
-                      " oversized_answer_chars (the corpus's answers repeated), analysed up to max_answer_chars",
+                      " oversized_answer_chars (the corpus's answers repeated), analysed up to max_answer_chars;"
+                      " analyzer_share_of_matching: answers_per_s / matching_answers_per_s (1.0: the analysis"
+                      " costs no more than its matching); stage_shares: each stage's share of the analyzer's"
+                      " time in a second run over the corpus with the analyzer's stage clock on (normalize_scope,"
+                      " matching, rules after the pass, structure, validity, recommendation, sentiment,"
+                      " citations)",
     }
+
+
+def time_stages(catalog: BrandCatalog, corpus: list[tuple[str, str, str]]) -> dict[str, float]:
+    """Each stage's share of the analyzer's time on the corpus, timed apart from answers_per_s
+    (the clock costs a little)."""
+    clock = StageClock()
+    analyzer = Analyzer(catalog, clock=clock)
+    for text, question, category in corpus:
+        analyzer.analyze(text, question, category)
+    return clock.shares()
 
 
 def time_oversized_answer(catalog: BrandCatalog, corpus: list[tuple[str, str, str]]) -> float:

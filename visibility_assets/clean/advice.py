@@ -1,0 +1,99 @@
+"""Advice against a brand (README, "Analysis", Recommendation): "不推荐 X", "avoid X", "X … skip",
+"X is one I'd steer clear of", or a closing clause such as "请避免选择". A brand advised against
+is not recommended unless the answer lists it as an option (the analyzer's call)."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from visibility_assets.clean.matcher import AliasHit
+
+# Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
+NEGATIVE_CUES_BEFORE = (
+    "不推荐", "不建议", "不太建议", "不太推荐", "避免", "别选", "不要选", "不要用", "慎选", "慎用", "不考虑",
+    "avoid", "skip", "steer clear of", "not recommend", "wouldn't recommend", "would not recommend",
+    "don't recommend", "do not recommend", "not suggest", "stay away from", "pass on",
+)
+# Advice against "it" in English, after the brand was named: "Google Cloud, I would not go with it",
+# "…, it's one I'd steer clear of", and "X is overkill for you. I'd skip it for now."
+ADVICE_AGAINST_IT_VERBS = ("not go with", "not recommend", "skip", "avoid", "steer clear of", "pass on")
+ADVICE_AGAINST_IT = (r"\bi(?:['’]d| would)\s+(?:" + "|".join(ADVICE_AGAINST_IT_VERBS) + r")\s+(?:it|them)\b|"
+                     r"\b(?:it|that)['’]s one (?:i['’]d|i would) steer clear of")
+DANGLING_NEGATIVE_EN = re.compile(ADVICE_AGAINST_IT)
+VERDICT_NEXT_SENTENCE = re.compile(r"[.。!！]?\s*(?:" + ADVICE_AGAINST_IT + ")")
+NEGATIVE_BEFORE = re.compile("|".join(map(re.escape, NEGATIVE_CUES_BEFORE)))
+# Clause ends: sentence punctuation, and a comma next to Chinese text (NFKC made ， a ","),
+# but not the commas of an English enumeration ("avoid AWS, Azure and GCP").
+CLAUSE_END = re.compile(r"[。！？!?;；\n，]|\. |,(?=\s*[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]),")
+SENTENCE_END = re.compile(r"[。！？!?\n]|\. ")
+NEGATIVE_IN_CLAUSE_AFTER = re.compile(
+    r"不推荐|不建议|不太推荐|不太建议|不列入|不值得|应避免|请避免|避免使用|避免选择|\bskip\b|is not recommended|"
+    r"isn't recommended|is best avoided|not recommended|one \w+['’]d steer clear of|one \w+ would steer clear of|steer clear of\s*$")
+# Every negative check below needs one of these near the brand: the alias matcher locates
+# them in its one pass (with the sentiment lexicon), and only hits with one in reach are read
+# closely.
+NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't recommended", "is best avoided",
+                      "not go with")
+# A clause with no brand that closes a sentence by advising against what it named before.
+DANGLING_NEGATIVE = re.compile(
+    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
+    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*(?:[:：].*)?$")
+# A question about the brand answered by a bare verdict: "X？不推荐。"
+VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
+NEGATIVE_WINDOW = 40
+
+
+def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list[int]) -> set[str]:
+    """The brands the answer advises against: a hit is read closely only when a negative cue
+    starts between NEGATIVE_WINDOW before it and its sentence's end (the reach of the rules).
+    cue_starts: where NEGATIVE_GATE_CUES occur in the answer, in order."""
+    advised: set[str] = set()
+    if not cue_starts:
+        return advised
+    for hit in accepted:
+        if hit.brand in advised:
+            continue
+        sentence_end = SENTENCE_END.search(body, hit.end)
+        stop = sentence_end.start() if sentence_end else len(body)
+        nearest = bisect_left(cue_starts, hit.start - NEGATIVE_WINDOW)
+        if nearest == len(cue_starts):
+            continue
+        if cue_starts[nearest] < stop and _advised_against(body, hit, stop):
+            advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
+            advised.add(hit.brand)
+        elif cue_starts[nearest] < stop + 30 and VERDICT_NEXT_SENTENCE.match(body, stop):
+            advised.add(hit.brand)
+    return advised
+
+
+def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
+    """The answer advises against the brand in the clause that names it ("不推荐 X",
+    "X 这个阶段 skip 就好", "I'd skip brands like X"), or in a brand-less clause that closes
+    the same sentence, which ends at stop ("X 不符合要求，请避免选择。")."""
+    start = _clause_start(body, hit.start)
+    if NEGATIVE_BEFORE.search(body, start, hit.start):
+        return True
+    end = _clause_end(body, hit.end)
+    if NEGATIVE_IN_CLAUSE_AFTER.search(body, hit.end, end) or DANGLING_NEGATIVE_EN.search(body, hit.end, end):
+        return True
+    while end < stop:
+        following = _clause_end(body, end + 1)
+        if DANGLING_NEGATIVE.match(body[end + 1:following]) or DANGLING_NEGATIVE_EN.search(body, end + 1, following):
+            return True
+        end = following
+    return False
+
+
+def _clause_start(body: str, position: int) -> int:
+    start = max(0, position - NEGATIVE_WINDOW)
+    last = None
+    for last in CLAUSE_END.finditer(body, start, position):
+        pass
+    return last.end() if last else start
+
+
+def _clause_end(body: str, position: int) -> int:
+    found = CLAUSE_END.search(body, position)
+    return found.start() if found else len(body)
