@@ -32,7 +32,7 @@ def _kill_midway(server, platform: str, answered: int) -> None:
     """A worker process collects the platform's partition and is SIGKILLed once the simulator
     has answered `answered` requests."""
     get_instance()
-    worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
+    worker = subprocess.Popen([sys.executable, "-m", "visibility_assets.run_worker", DAY, platform],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=dict(os.environ))
     worker.stdin.close()

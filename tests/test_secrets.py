@@ -78,6 +78,6 @@ def test_a_key_echoed_by_the_server_is_stored_and_printed_nowhere(visibility_hom
 def _run_partition(config_dir, platform):
     """One partition in a worker process, as `visibility demo` runs it."""
     quick = {"resources": {"collector": {"config": {"base_delay_s": 0.01, "max_delay_s": 0.05}}}}
-    return subprocess.run([sys.executable, "-m", "visibility_assets.runs", DAY, platform],
+    return subprocess.run([sys.executable, "-m", "visibility_assets.run_worker", DAY, platform],
                           input=json.dumps({"config_dir": str(config_dir), "run_config": quick}),
                           capture_output=True, text=True, timeout=300)

@@ -9,12 +9,13 @@ storage is safe across processes but deadlocks across threads of one process.
 
 from __future__ import annotations
 
-import json
-import subprocess
+import multiprocessing
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TextIO
@@ -25,6 +26,8 @@ from visibility_assets.config import VisibilityConfig
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.automation import nightly_job
 
+# What a worker's server imports once, for every worker it forks.
+WORKER_PRELOAD = ["visibility_assets.run_worker"]
 # Dagster's console logger prints every event at DEBUG; commands print their own progress.
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -76,7 +79,10 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     from visibility_assets.operate.instance import get_instance
 
     get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
-    request = {"config_dir": str(config_dir), "run_config": run_config}
+    # The workers fork from a server that started before this call's environment was set (the
+    # simulators' addresses, DAGSTER_HOME): each takes the caller's environment and directory.
+    request = {"config_dir": str(config_dir), "run_config": run_config, "environment": dict(os.environ),
+               "cwd": os.getcwd()}
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         futures = [pool.submit(_run_in_worker, date, platform, request) for date, platform in keys]
         for future in as_completed(futures):
@@ -84,30 +90,42 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
         return [f.result() for f in futures]
 
 
+def _worker_processes():
+    """Each partition runs in a process of its own (a crash or a leak stays with its run), forked
+    from a server that imported the pipeline once: six workers each importing Dagster at the
+    same moment cost ~2 CPU-s apiece on two cores before the first request went out."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_PRELOAD)
+    return context
+
+
+def start_workers() -> None:
+    """Start the workers' server now, so that its imports overlap the caller's own start."""
+    from multiprocessing import forkserver
+
+    _worker_processes()
+    forkserver.ensure_running()
+
+
 def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
-    completed = subprocess.run(
-        [sys.executable, "-m", "visibility_assets.runs", date, platform],
-        input=json.dumps(request), capture_output=True, text=True,
-    )
-    lines = completed.stdout.strip().splitlines()
-    try:
-        return PartitionRun(**json.loads(lines[-1]))
-    except (IndexError, ValueError, TypeError):
-        detail = (completed.stderr or completed.stdout).strip()[-2000:]
-        return PartitionRun(date, platform, False, "", {}, f"worker exited {completed.returncode}: {detail}")
+    context = _worker_processes()
+    with tempfile.NamedTemporaryFile(prefix="visibility-run-", suffix=".log") as log:
+        receiver, sender = context.Pipe(duplex=False)
+        from visibility_assets.run_worker import run_partition
 
-
-def _worker_main() -> None:
-    from visibility_assets.config import load_config
-    from visibility_assets.definitions import build_definitions
-    from visibility_assets.operate.instance import get_instance
-
-    date, platform = sys.argv[1], sys.argv[2]
-    request = json.loads(sys.stdin.read() or "{}")
-    defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
-    run = materialize_partition(defs, date, platform, get_instance(), request.get("run_config"))
-    print(json.dumps(asdict(run), default=str))
-
+        worker = context.Process(target=run_partition, args=(date, platform, request, sender, log.name),
+                                 name=f"run {date} {platform}")
+        worker.start()
+        sender.close()
+        try:
+            outcome = receiver.recv()
+        except EOFError:  # the worker died before it could answer
+            outcome = None
+        worker.join()
+        if outcome is not None:
+            return PartitionRun(**outcome)
+        detail = Path(log.name).read_text(encoding="utf-8", errors="replace").strip()[-2000:]
+        return PartitionRun(date, platform, False, "", {}, f"worker exited {worker.exitcode}: {detail}")
 
 
 def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: list[str], out: TextIO | None = None) -> int:
@@ -136,7 +154,3 @@ def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: 
             print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
                   f" (run {result.run_id})", file=out, flush=True)
     return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    _worker_main()

@@ -56,6 +56,13 @@ def add_parser(commands) -> None:
     replay = benches.add_parser("replay", help="`visibility replay` over N stored answers, unchanged and with a changed rule")
     replay.add_argument("--answers", type=positive_int, default=20000)
     replay.set_defaults(handler=run_replay)
+    night = benches.add_parser("night", help="`visibility demo`'s night on the example config with N times its"
+                                             " questions: wall time beside the rate bound, CPU, memory")
+    night.add_argument("--scale", type=positive_int, default=10,
+                       help="questions x N, rate and concurrency x N/2 (1: the demo itself)")
+    night.set_defaults(handler=run_night)
+    every = benches.add_parser("all", help="every benchmark at a size of a few minutes: one JSON object of ratios")
+    every.set_defaults(handler=run_all)
 
 
 def _print(result: dict) -> int:
@@ -97,3 +104,13 @@ def run_ingest(args) -> int:
 def run_replay(args) -> int:
     from visibility_assets.tools.bench.replay import run_replay_bench
     return _print(run_replay_bench(args.answers))
+
+
+def run_night(args) -> int:
+    from visibility_assets.tools.bench.night import run_night_bench
+    return _print(run_night_bench(args.scale))
+
+
+def run_all(args) -> int:
+    from visibility_assets.tools.bench.all import run_all_benches
+    return _print(run_all_benches())

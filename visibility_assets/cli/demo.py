@@ -1,25 +1,13 @@
-"""`visibility demo`: the whole pipeline for a day against the simulated platforms."""
+"""`visibility demo`: the whole pipeline for a day against the simulated platforms (tools/demo.py)."""
 
 from __future__ import annotations
 
-import sys
-import time
 from datetime import date as Date
 from datetime import timedelta
-from typing import TextIO
 
 from visibility_assets.cli.arguments import config_of, iso_date, positive_int
-from visibility_assets.config import VisibilityConfig
 from visibility_assets.core.days import yesterday
-from visibility_assets.core.paths import data_dir
-from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
-from visibility_assets.tools.simulator.launch import running_simulators
-
-# Realistic answer times (1-30 s) scaled down 50x, with a few transient faults to show the
-# retries; no hangs, which would each cost a platform's whole client timeout.
-DEMO_SIMULATOR = SimulatorSettings(seed=7, time_scale=0.02, default=PlatformBehaviour(latency_s=(1.0, 30.0)))
-DEMO_FAULT_RATE = 0.03
-
+from visibility_assets.tools.demo import run_demo
 
 
 def add_parser(commands) -> None:
@@ -36,99 +24,3 @@ def run(args) -> int:
 
 def demo_dates(end: Date, days: int) -> list[str]:
     return [(end - timedelta(days=offset)).isoformat() for offset in range(days - 1, -1, -1)]
-
-
-def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = None) -> int:
-    """The nightly chain of every platform for each day, in worker processes, between one
-    catalog run before and one report run after, as the schedule and sensors run them."""
-    out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
-    # Dagster is imported only here: `visibility analyze` and --help start without it.
-    from visibility_assets.definitions import build_definitions
-    from visibility_assets.operate.automation import catalog_job, report_job
-    from visibility_assets.operate.instance import get_instance
-    from visibility_assets.runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
-
-    started = time.monotonic()
-    defs = build_definitions(config)
-    instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
-    settings = DEMO_SIMULATOR
-    switch = demo_model_switch(config, dates)
-    for platform in config.platforms:
-        settings.platforms[platform.name] = PlatformBehaviour(
-            rate_limit_rps=platform.rate_limit_rps, latency_s=settings.default.latency_s,
-            model_switch=switch if platform is config.platforms[0] else None,
-        ).with_transient_faults(DEMO_FAULT_RATE, hangs=False)
-    print(f"data directory: {data_dir()}", file=out)
-    if switch:
-        print(f"{config.platforms[0].name} switches to the model {switch[1]} on {switch[0]}"
-              " (the model-change canary should flag that day)", file=out)
-    print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
-          file=out, flush=True)
-    catalog_run = run_job(defs, catalog_job.name, instance)
-    print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
-          f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
-    runs = []
-    with running_simulators(config, settings):
-        for day in dates:
-            keys = [(day, p.name) for p in config.platforms]
-            runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
-                                           on_done=lambda run: _progress(run, out))
-    print_summary(runs, out)
-    report = run_job(defs, report_job.name, instance)
-    report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
-    bound, slowest = rate_bound_s(config, len(dates))
-    print(f"wall time: {time.monotonic() - started:.1f} s (rate bound {bound:.1f} s: {slowest}'s requests at its"
-          " permitted rate, day after day)", file=out)
-    print(f"report: {report_path or 'FAILED'}", file=out)
-    print("workspace: `visibility users add NAME --role analyst`, then `visibility serve` and open"
-          " http://127.0.0.1:8080", file=out)
-    return 0 if report.success and all(r.success for r in runs) else 1
-
-
-def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
-    """The least time the collection can take: the slowest platform's nightly requests at its
-    rate_limit_rps, for each day (the days run one after another, the platforms side by side)."""
-    requests = len(config.questions) + len(config.canaries)
-    per_platform = {p.name: requests * p.rounds / p.rate_limit_rps for p in config.platforms}
-    slowest = max(per_platform, key=per_platform.get)
-    return per_platform[slowest] * days, slowest
-
-
-def demo_model_switch(config: VisibilityConfig, dates: list[str]) -> tuple[str, str] | None:
-    """Over several days, the first platform silently changes its model on the last one."""
-    if len(dates) < 2 or not config.platforms:
-        return None
-    return dates[-1], config.platforms[0].model + "-next"
-
-
-def _progress(run, out) -> None:
-    stored = run.metadata.get("raw_ai_responses", {}).get("answers_stored", 0)
-    valid = run.metadata.get("cleaned_samples", {}).get("valid", 0)
-    state = "done" if run.success else f"FAILED ({run.error})"
-    print(f"  {run.date} {run.platform:<10} {state}: {stored} answers, {valid} valid", file=out, flush=True)
-
-
-def print_summary(runs: list, out) -> None:
-    print(f"\n{'date':<11} {'platform':<10} {'answers':>7} {'failed':>6} {'retries':>7} "
-          f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8} {'moderated':>9} {'searches':>8} "
-          f"{'cost':>9}  status", file=out)
-    for run in runs:
-        meta = run.metadata.get("raw_ai_responses", {})
-        cleaned = run.metadata.get("cleaned_samples", {})
-        # The partition's figures over all its runs and step attempts, where the run has them.
-        retries = meta.get("partition_retries", meta.get("http_attempts", 0) - meta.get("sent", 0)) if meta else 0
-        status = "ok" if run.success else f"FAILED: {run.error}"
-        print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
-              f"{meta.get('partition_failed', meta.get('failed', '-')):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
-              f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
-              f"{cleaned.get('accepted_mentions', '-'):>8} {meta.get('moderated', '-'):>9} "
-              f"{meta.get('searches', '-'):>8} {_cost(meta):>9}  {status}", file=out)
-
-
-def _cost(meta: dict) -> str:
-    cost = meta.get("cost")
-    return "-" if cost is None else f"{cost:.4f} {meta.get('currency', '')}".strip()
-
-
-def _fmt(value) -> str:
-    return "-" if value is None else f"{value:.0f}"

@@ -280,22 +280,28 @@ def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConn
     that blocks the next one, so it discards the process's DuckDB before it is raised.
     """
     for attempt in range(1, attempts + 1):
-        conn = connect(settings)
+        conn = None
         try:
+            # Everything that reads the catalog inside the turn: next to another writer's commit,
+            # a read of a SQLite catalog waits out its busy timeout (a second), and holds the
+            # GIL while it waits, which stalled every sender of the process (measured).
             with _writer_turn(settings):
+                conn = connect(settings)
                 conn.execute("BEGIN TRANSACTION")
                 result = work(conn)
                 conn.execute("COMMIT")
-            return result, last_committed_snapshot(conn)
+                return result, last_committed_snapshot(conn)
         except duckdb.Error as exc:
-            conn.close()
+            if conn is not None:
+                conn.close()
             if not is_retryable(exc):
                 discard_engine(settings)
             if attempt == attempts or not is_retryable(exc):
                 raise
             time.sleep(backoff_s(attempt, base_delay_s, max_delay_s))
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
     raise AssertionError("unreachable")
 
 
@@ -313,6 +319,7 @@ def _writer_turn(settings: LakeSettings):
         yield
         return
     path = Path(settings.catalog.partition(":")[2] + ".write-lock")
+    path.parent.mkdir(parents=True, exist_ok=True)  # the turn comes before the first connection
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

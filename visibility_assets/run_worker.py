@@ -1,0 +1,50 @@
+"""A worker process of runs.materialize_partitions: one partition's nightly run.
+
+The worker server (multiprocessing's forkserver) imports this module once, and with it the
+whole pipeline; each worker is forked from it and only builds the definitions and runs.
+"""
+
+import json
+import os
+import sys
+import warnings
+from dataclasses import asdict
+
+# Importing the pipeline marks backfill_policy and friends as beta, on the server's stderr
+# (the terminal of the command): not news to a user, as cli/main.py says too. So the filter
+# comes before the imports.
+warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
+
+from visibility_assets.config import load_config  # noqa: E402
+from visibility_assets.definitions import build_definitions  # noqa: E402
+from visibility_assets.operate.instance import get_instance  # noqa: E402
+from visibility_assets.runs import PartitionRun, materialize_partition  # noqa: E402
+
+
+def partition_run(date: str, platform: str, request: dict) -> PartitionRun:
+    defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
+    return materialize_partition(defs, date, platform, get_instance(), request.get("run_config"))
+
+
+def run_partition(date: str, platform: str, request: dict, sender, log_path: str) -> None:
+    """A forked worker: the caller's environment and directory, its output to `log_path`."""
+    os.environ.clear()
+    os.environ.update(request["environment"])
+    os.chdir(request["cwd"])
+    with open(log_path, "w", encoding="utf-8") as log:  # the run's own output, read if it dies
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    sender.send(asdict(partition_run(date, platform, request)))
+    sender.close()
+
+
+def main() -> None:
+    """`python -m visibility_assets.run_worker DATE PLATFORM` with the request (config_dir,
+    run_config) as JSON on stdin: one partition in a process of its own, its PartitionRun as
+    JSON on the last stdout line (the crash tests kill such a process)."""
+    request = json.loads(sys.stdin.read() or "{}")
+    print(json.dumps(asdict(partition_run(sys.argv[1], sys.argv[2], request)), default=str))
+
+
+if __name__ == "__main__":
+    main()
