@@ -4,6 +4,7 @@ The worker server (multiprocessing's forkserver) imports this module once, and w
 whole pipeline; each worker is forked from it and only builds the definitions and runs.
 """
 
+import gc
 import json
 import os
 import sys
@@ -19,6 +20,10 @@ from visibility_assets.config import load_config  # noqa: E402
 from visibility_assets.definitions import build_definitions  # noqa: E402
 from visibility_assets.operate.instance import get_instance  # noqa: E402
 from visibility_assets.runs import PartitionRun, materialize_partition  # noqa: E402
+
+# The imported pipeline set aside from the collector: a worker's collections then never walk
+# (and so never copy) the pages its server's imports filled, which the workers share.
+gc.freeze()
 
 
 def partition_run(date: str, platform: str, request: dict) -> PartitionRun:
