@@ -66,7 +66,12 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
     with read_warehouse() as conn:
         total, distinct = conn.execute(
             "SELECT count(*), count(DISTINCT request_key) FROM raw_ai_responses WHERE platform = 'doubao'").fetchone()
+        # The killed run never stored its request states: the resumed one does, answered ones
+        # included, each request's attempts counted from the attempts journaled.
+        states = conn.execute("SELECT state, count(*), min(attempts) FROM collection_requests"
+                              " WHERE platform = 'doubao' GROUP BY state").fetchall()
     assert total == distinct == 60
+    assert states == [("succeeded", 60, 1)]
 
 
 @pytest.mark.dagster

@@ -182,6 +182,7 @@ class _Run:
         self.attempts_before, self.cost_cap = attempts_before, cost_cap
         self.pending_attempts: list[Attempt] = []
         self.pending_outcomes: list[RequestOutcome] = []
+        self.unstated_outcomes: list[RequestOutcome] = []  # outcomes whose request state is not stored yet
         self.consecutive_failures = 0
         self.finished = 0
         # Requests left pending because the platform asked for a wait beyond the retry cap.
@@ -271,19 +272,25 @@ class _Run:
             self.cost_cap.add(answer.cost)
 
     async def checkpoint_until_done(self) -> None:
-        """Flush buffered results every interval, off the event loop so pacing never stalls."""
+        """Flush buffered results every interval, off the event loop so pacing never stalls;
+        the request states of the whole run go with the last flush (journal.checkpoint says why)."""
         while not self.done.is_set():
             try:
                 await asyncio.wait_for(self.done.wait(), self.settings.checkpoint_interval_s)
             except TimeoutError:
                 pass
-            await self._flush()
-        await self._flush()  # what finished while the last periodic flush was writing
+            await self._flush(states=False)
+        await self._flush(states=True)  # what finished since, and every outcome's state
 
-    async def _flush(self) -> None:
+    async def _flush(self, states: bool) -> None:
         attempts, outcomes = self.pending_attempts, self.pending_outcomes
         self.pending_attempts, self.pending_outcomes = [], []
-        await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes)
+        self.unstated_outcomes += outcomes
+        if states:
+            outcomes, self.unstated_outcomes = self.unstated_outcomes, []
+        else:
+            outcomes = [o for o in outcomes if o.state == SUCCEEDED]  # their answers, stored now
+        await asyncio.to_thread(self.journal.checkpoint, attempts, outcomes, states)
 
 
 class _CostCap:

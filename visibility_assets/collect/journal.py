@@ -33,6 +33,24 @@ __all__ = ["CollectionJournal", "PartitionBusy"]
 
 T = TypeVar("T")
 PARTITION = "date = $date AND platform = $platform"
+# The outcomes' states (the registered `batch`); attempts counted from the attempts journaled.
+SET_STATES = """
+UPDATE journal_requests AS r
+SET state = batch.state, last_error_class = batch.error_class, last_error = batch.error_message,
+    attempts = (SELECT count(*) FROM journal_attempts AS a
+                WHERE a.date = $date AND a.platform = $platform AND a.request_key = r.request_key),
+    updated_at = $now
+FROM batch
+WHERE r.date = $date AND r.platform = $platform AND r.request_key = batch.request_key AND r.state <> 'succeeded'
+"""
+ANSWERED_SUCCEEDED = """
+UPDATE journal_requests AS r
+SET state = $succeeded, updated_at = $now,
+    attempts = (SELECT count(*) FROM journal_attempts AS a
+                WHERE a.date = $date AND a.platform = $platform AND a.request_key = r.request_key)
+WHERE r.date = $date AND r.platform = $platform AND r.state <> $succeeded
+  AND r.request_key IN (SELECT request_key FROM journal_answers WHERE date = $date AND platform = $platform)
+"""
 
 
 class CollectionJournal:
@@ -90,6 +108,8 @@ class CollectionJournal:
             conn.execute("UPDATE journal_requests SET state = $pending, updated_at = $now"
                          " WHERE " + PARTITION + " AND state = $deferred",
                          {**self._params, "pending": PENDING, "deferred": DEFERRED, "now": now})
+            # A run that died before its last checkpoint left its answered requests' states unset.
+            conn.execute(ANSWERED_SUCCEEDED, {**self._params, "succeeded": SUCCEEDED, "now": now})
 
         self._write(work)
         self._requests.update(r.request_key for r in new)
@@ -112,8 +132,17 @@ class CollectionJournal:
             latest[key] = max(attempt, latest.get(key, 0))
         return latest
 
-    def checkpoint(self, attempts: Iterable[Attempt], outcomes: Iterable[RequestOutcome]) -> None:
-        """Store a batch durably: attempts, answers and request states in one transaction.
+    def checkpoint(self, attempts: Iterable[Attempt], outcomes: Iterable[RequestOutcome],
+                   states: bool = True) -> None:
+        """Store a batch durably: attempts and answers, and (with `states`) the outcomes' request
+        states, in one transaction.
+
+        The collector's periodic checkpoints leave the states out and set them all in its last
+        one: a request's state is an UPDATE, which DuckLake writes as a delete and an insert, and
+        it was two thirds of a checkpoint's time. What a resume needs is safe without them: a
+        stored answer is what makes a request done (succeeded_keys, and register_plan marks a
+        request with an answer succeeded), and each request's attempts are counted from
+        journal_attempts.
 
         Batches go in as Arrow tables: DuckDB ingests those in bulk, executemany row by row.
         """
@@ -130,22 +159,16 @@ class CollectionJournal:
              a.error_class, a.error_message, a.latency_ms, a.prompt_tokens, a.completion_tokens, a.total_tokens,
              a.error_code, a.tool_rounds) for a in attempts])
         answer_rows = JOURNAL_ANSWERS.batch([answer_row(o) + (day, self.platform) for o in answers])
-        states = pa.Table.from_pylist([
+        state_rows = pa.Table.from_pylist([
             {"request_key": o.request.request_key, "state": o.state, "error_class": o.error_class,
-             "error_message": o.error_message, "attempts": len(o.attempts)} for o in outcomes])
+             "error_message": o.error_message} for o in outcomes])
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:
             insert_batch(conn, JOURNAL_ATTEMPTS, attempt_rows)
             insert_batch(conn, JOURNAL_ANSWERS, answer_rows)
-            if outcomes:
-                conn.register("batch", states)
-                conn.execute(
-                    """UPDATE journal_requests AS r SET state = batch.state, last_error_class = batch.error_class,
-                           last_error = batch.error_message, attempts = r.attempts + batch.attempts,
-                           updated_at = $now
-                       FROM batch
-                       WHERE r.date = $date AND r.platform = $platform AND r.request_key = batch.request_key
-                         AND r.state <> 'succeeded'""", {**self._params, "now": now})
+            if states and outcomes:
+                conn.register("batch", state_rows)
+                conn.execute(SET_STATES, {**self._params, "now": now})
                 conn.unregister("batch")
 
         self._write(work)
