@@ -33,21 +33,21 @@ __all__ = ["CollectionJournal", "PartitionBusy"]
 
 T = TypeVar("T")
 PARTITION = "date = $date AND platform = $platform"
-# The outcomes' states (the registered `batch`); attempts counted from the attempts journaled.
+# Each request's attempts, counted from those journaled (a run that died counted none).
+JOURNALED_ATTEMPTS = """(SELECT count(*) FROM journal_attempts AS a
+                WHERE a.date = $date AND a.platform = $platform AND a.request_key = r.request_key)"""
+# The outcomes' states (the registered `batch`).
 SET_STATES = """
 UPDATE journal_requests AS r
 SET state = batch.state, last_error_class = batch.error_class, last_error = batch.error_message,
-    attempts = (SELECT count(*) FROM journal_attempts AS a
-                WHERE a.date = $date AND a.platform = $platform AND a.request_key = r.request_key),
-    updated_at = $now
+    attempts = """ + JOURNALED_ATTEMPTS + """, updated_at = $now
 FROM batch
 WHERE r.date = $date AND r.platform = $platform AND r.request_key = batch.request_key AND r.state <> 'succeeded'
 """
+# Requests with a stored answer whose state a dead run never set.
 ANSWERED_SUCCEEDED = """
 UPDATE journal_requests AS r
-SET state = $succeeded, updated_at = $now,
-    attempts = (SELECT count(*) FROM journal_attempts AS a
-                WHERE a.date = $date AND a.platform = $platform AND a.request_key = r.request_key)
+SET state = $succeeded, attempts = """ + JOURNALED_ATTEMPTS + """, updated_at = $now
 WHERE r.date = $date AND r.platform = $platform AND r.state <> $succeeded
   AND r.request_key IN (SELECT request_key FROM journal_answers WHERE date = $date AND platform = $platform)
 """

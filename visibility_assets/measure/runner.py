@@ -39,13 +39,15 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
     ready (created, or given the columns their SQL added), committed first so that the build
     can fill them; then every model built and tested. Raises UpstreamMissing when a table
     one reads was never built and is not among them."""
+    definitions = view_definition_ids(project)
+
     def prepare(conn: duckdb.DuckDBPyConnection) -> None:
         create_macros(conn, project)
         for model in models:
             refuse_missing_tables(conn, project, model)
-            ensure_views(conn, project, run_id)  # the ones the model reads, before its SQL is planned
+            ensure_views(conn, project, run_id, definitions)  # those it reads, before its SQL is planned
             prepare_table(conn, model, partitions, run_id)
-        ensure_views(conn, project, run_id)  # and those over the tables just made
+        ensure_views(conn, project, run_id, definitions)  # and those over the tables just made
 
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
@@ -86,18 +88,26 @@ def refuse_missing_tables(conn: duckdb.DuckDBPyConnection, project: SqlProject, 
                               f" {'it' if len(tables) == 1 else 'them'} in the selection")
 
 
-def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: str) -> None:
+def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: str,
+                 definitions: dict[str, str]) -> None:
     """Every view of the project made where it is missing or its definition changed, as soon as
     the tables it reads exist (a view is only its definition): the models read them, and so do
-    the report, the workspace and `visibility sql`, without waiting for the view assets' run."""
+    the report, the workspace and `visibility sql`, without waiting for the view assets' run.
+    `definitions`: view_definition_ids of the project."""
     present, made = existing_tables(conn), view_definitions(conn)
-    for view in project.models.values():
-        if view.kind != "view" or made.get(view.name) == definition_id(view):
+    for name, definition in definitions.items():
+        if made.get(name) == definition:
             continue
+        view = project.models[name]
         reads = [name for name in project.upstream_assets(view) if name in project.models]
         if all(name in present for name in reads):
             build_model(conn, view, [], run_id)
             present.add(view.name)
+
+
+def view_definition_ids(project: SqlProject) -> dict[str, str]:
+    """Each view of the project (in dependency order) and the definition_id its comment should hold."""
+    return {model.name: definition_id(model) for model in project.models.values() if model.kind == "view"}
 
 
 def definition_id(model: Model) -> str:
@@ -138,9 +148,8 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
         # It returns the count of rows it inserted: all the run's partitions hold.
         return conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM (" + body + ") SEMI JOIN "
                             + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0])).fetchone()[0]
-    else:
-        # One prepared INSERT executed once per partition, each with its own $date and $platform.
-        conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [bind(body, r) for r in runs])
+    # One prepared INSERT executed once per partition, each with its own $date and $platform.
+    conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [bind(body, r) for r in runs])
     return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()[0][0]
 
 
