@@ -40,6 +40,7 @@ from visibility_assets.core.secrets import SecretScrubber
 
 # Problems with how a platform is set up: no request is sent, and retrying cannot help.
 SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
+from visibility_assets.collect.in_flight import InFlightLog
 from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
@@ -99,13 +100,16 @@ def collect_partitions(config: VisibilityConfig, partitions: Sequence[Partition]
                 outcomes.append(PartitionOutcome(date, platform.name, error=outcomes[-1].error))
                 continue
             outcome = PartitionOutcome(date, platform.name)
-            with CollectionJournal(lake, date, platform.name) as journal:
-                try:
-                    outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
-                                                                   settings, log, task)
-                    check_tally(outcome.report, settings.failure_share_limit)
-                except (CollectionFailed, *SETUP_ERRORS) as exc:
-                    outcome.error = exc
+            # Opened off the loop, as the partition's setup is: the other platforms keep sending.
+            journal = await asyncio.to_thread(CollectionJournal, lake, date, platform.name)
+            try:
+                outcome.report = await collect_partition_async(config, platform, date, run_id, journal,
+                                                               settings, log, task)
+                check_tally(outcome.report, settings.failure_share_limit)
+            except (CollectionFailed, *SETUP_ERRORS) as exc:
+                outcome.error = exc
+            finally:
+                journal.close()
             outcomes.append(outcome)
         return outcomes
 
@@ -121,15 +125,10 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
                                   log: Callable[[str], None] = lambda _: None,
                                   task: TaskRequests | None = None) -> CollectionTally:
     """Collect one partition on the running loop; several platforms can share one loop."""
-    planned = plan_task_requests(config, platform, task) if task else plan_requests(config, platform, date)
-    report = CollectionTally(platform.name, date, planned=len(planned),
-                              planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
-    journal.register_plan(planned)
-    in_flight = journal.in_flight_log()
-    report.interrupted_closed = journal.close_interrupted(in_flight)
-    done = journal.succeeded_keys()
-    todo = [r for r in planned if r.request_key not in done]
-    report.skipped_done, report.to_send = len(planned) - len(todo), len(todo)
+    # The plan and the journal's reads take a while: off the loop, so that the platforms
+    # already sending on it keep their pace (each platform's setup held up the others' probes).
+    setup = await asyncio.to_thread(_prepare, config, platform, date, journal, task)
+    report, todo = setup.report, setup.todo
     if not todo:
         return report
 
@@ -140,10 +139,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     timeout = settings.timeout_s or platform.timeout_s
     limits = httpx.Limits(max_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM),
                           max_keepalive_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM))
-    caps = [(platform.max_cost_per_day, journal.cost_so_far())]
-    if task is not None and task.extra:
-        caps.append((platform.extra_cost_per_day, journal.cost_so_far(extra_only=True)))
-    run = _Run(report, journal, settings, log, journal.attempts_so_far(), _CostCap(caps))
+    run = _Run(report, journal, settings, log, setup.attempts_before, _CostCap(setup.caps))
+    in_flight = setup.in_flight
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=timeout, limits=limits, mounts=mounts()) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
@@ -171,6 +168,36 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     run.stop_if_told_to_wait()
     # What a stop left in the queue was never sent: it stays pending in the journal.
     return report
+
+
+@dataclass
+class _Setup:
+    """A partition ready to send: its tally, what is left to send, and the journal's counts."""
+    report: CollectionTally
+    todo: list[PlannedRequest]
+    in_flight: InFlightLog | None = None
+    attempts_before: dict[str, int] | None = None
+    caps: list[tuple[float | None, float]] | None = None
+
+
+def _prepare(config: VisibilityConfig, platform: Platform, date: str, journal: CollectionJournal,
+             task: TaskRequests | None) -> _Setup:
+    """Plan the partition, register the plan and resume from the journal."""
+    planned = plan_task_requests(config, platform, task) if task else plan_requests(config, platform, date)
+    report = CollectionTally(platform.name, date, planned=len(planned),
+                             planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
+    journal.register_plan(planned)
+    in_flight = journal.in_flight_log()
+    report.interrupted_closed = journal.close_interrupted(in_flight)
+    done = journal.succeeded_keys()
+    todo = [r for r in planned if r.request_key not in done]
+    report.skipped_done, report.to_send = len(planned) - len(todo), len(todo)
+    if not todo:
+        return _Setup(report, todo)
+    caps = [(platform.max_cost_per_day, journal.cost_so_far())]
+    if task is not None and task.extra:
+        caps.append((platform.extra_cost_per_day, journal.cost_so_far(extra_only=True)))
+    return _Setup(report, todo, in_flight, journal.attempts_so_far(), caps)
 
 
 class _Run:
