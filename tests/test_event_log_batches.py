@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 from dagster import (
+    AssetCheckKey,
     AssetCheckResult,
     AssetCheckSpec,
     AssetKey,
@@ -26,19 +27,33 @@ pytestmark = pytest.mark.dagster
 DAYS = StaticPartitionsDefinition([f"2026-11-{day:02d}" for day in range(1, 31)])
 
 
+RATES_BOUNDED = AssetCheckKey(AssetKey("daily_rates"), "rates_bounded")
+PLANNED_MID_RUN: dict[str, str | None] = {}  # instance directory -> rates_bounded's status while daily_counts ran
+
+
 @asset(partitions_def=DAYS, backfill_policy=BackfillPolicy.single_run(),
-       check_specs=[AssetCheckSpec("rows_present", asset="daily_counts")])
+       check_specs=[AssetCheckSpec("rows_present", asset="daily_counts"),
+                    AssetCheckSpec("counts_positive", asset="daily_counts")])
 def daily_counts(context):
+    # Mid-run, the check of the next asset is planned and not evaluated yet: its planned row shows.
+    latest = context.instance.event_log_storage.get_latest_asset_check_execution_by_key([RATES_BOUNDED])
+    PLANNED_MID_RUN[context.instance.root_directory] = latest[RATES_BOUNDED].status.value if latest else None
     yield MaterializeResult(metadata={"partitions": len(context.partition_keys)})
     yield AssetCheckResult(check_name="rows_present", passed=True)
+    yield AssetCheckResult(check_name="counts_positive", passed=False)
 
 
-@asset(partitions_def=DAYS, backfill_policy=BackfillPolicy.single_run(), deps=[daily_counts])
+# Dagster sorts a run's planned events by asset key, so planned materializations and planned
+# checks alternate in the batch.
+@asset(partitions_def=DAYS, backfill_policy=BackfillPolicy.single_run(), deps=[daily_counts],
+       check_specs=[AssetCheckSpec("rates_bounded", asset="daily_rates")])
 def daily_rates(context):
-    return MaterializeResult(metadata={"partitions": len(context.partition_keys)})
+    yield MaterializeResult(metadata={"partitions": len(context.partition_keys)})
+    yield AssetCheckResult(check_name="rates_bounded", passed=True)
 
 
-ROWS_PRESENT = next(iter(daily_counts.check_keys))
+ROWS_PRESENT = next(key for key in daily_counts.check_keys if key.name == "rows_present")
+CHECKS = sorted([*daily_counts.check_keys, *daily_rates.check_keys], key=lambda key: key.name)
 
 
 def instance_at(home, yaml_text: str | None, monkeypatch) -> DagsterInstance:
@@ -63,6 +78,9 @@ def recorded(instance: DagsterInstance, run_id: str) -> dict:
         "run_events": sorted(e.dagster_event.event_type_value for e in instance.all_logs(run_id) if e.dagster_event),
         "check": instance.event_log_storage.get_latest_asset_check_execution_by_key([ROWS_PRESENT])[
             ROWS_PRESENT].status.value,
+        "check_executions": {key.name: sorted((r.status.value, r.partition or "") for r in
+                                              instance.event_log_storage.get_asset_check_execution_history(key, 100))
+                             for key in CHECKS},
     }
 
 
@@ -86,10 +104,14 @@ def test_batched_writes_record_what_single_writes_record(tmp_path, monkeypatch):
         assert result.success
         figures.append(recorded(instance, result.run_id))
         if instance is shipped:
-            assert sorted(batches) == [("ASSET_MATERIALIZATION", 30)] * 2 + [("ASSET_MATERIALIZATION_PLANNED", 60)]
+            # The run's planned events (two assets, three checks) are one batch, whatever their kind.
+            assert sorted(batches) == [("ASSET_MATERIALIZATION", 30)] * 2 + [("ASSET_MATERIALIZATION_PLANNED", 63)]
     assert figures[0] == figures[1]
+    assert PLANNED_MID_RUN == {shipped.root_directory: "PLANNED", stock.root_directory: "PLANNED"}
     assert figures[0]["materialized"]["daily_counts"] == DAYS.get_partition_keys()
     assert len(figures[0]["materializations"]) == 60
     assert figures[0]["check"] == "SUCCEEDED"
+    assert {status for status, _ in figures[0]["check_executions"]["rates_bounded"]} == {"SUCCEEDED"}
+    assert {status for status, _ in figures[0]["check_executions"]["counts_positive"]} == {"FAILED"}
     for instance in (shipped, stock):
         instance.dispose()
