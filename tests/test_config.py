@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from datetime import date
 
 import pytest
 import yaml
@@ -11,6 +12,7 @@ from visibility_assets.config import EXAMPLE_CONFIG_DIR, ConfigError, load_catal
 from visibility_assets.config.defs import visibility_config_files
 from visibility_assets.config.loading import CONFIG_FILES, config_version
 from visibility_assets.config.resource import VisibilityConfigResource
+from visibility_assets.config.strict_yaml import DuplicateKey
 
 from .conftest import write_config
 
@@ -154,3 +156,24 @@ def test_cli_reports_config_errors_without_traceback_and_writes_nothing(tmp_path
     assert re.search(r"brands.yaml line 8: brands\[0\] \(阿里云\): unknown key 'colour'", result.stderr)
     assert "Traceback" not in result.stderr
     assert not home.exists()
+
+
+def test_libyaml_and_the_python_parser_read_every_shipped_yaml_the_same(tmp_path):
+    """Config and model YAML go through libyaml's parser where PyYAML has it; the scalars
+    still resolve by the YAML 1.2 rules (`yes` and `22:00` stay strings) and mappings refuse
+    duplicate keys, as the Python parser reads them."""
+    from visibility_assets.config.strict_yaml import StrictLoader, _compose_and_load, _FastStrictLoader, safe_load
+    from visibility_assets.measure.project import PROJECT_DIR
+
+    assert _FastStrictLoader.__mro__[2] is yaml.CSafeLoader  # the test means something only with libyaml
+    tricky = "rounds: yes\nat: 22:00\nsize: 1e3\nday: 2026-01-01\nempty:\nflag: true\n"
+    assert _compose_and_load(_FastStrictLoader, tricky)[1] == _compose_and_load(StrictLoader, tricky)[1] == {
+        "rounds": "yes", "at": "22:00", "size": 1000.0, "day": date(2026, 1, 1), "empty": None, "flag": True}
+    for path in sorted(EXAMPLE_CONFIG_DIR.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        assert _compose_and_load(_FastStrictLoader, text)[1] == _compose_and_load(StrictLoader, text)[1], path
+    for path in sorted(PROJECT_DIR.rglob("*.yml")) + sorted(PROJECT_DIR.rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        assert safe_load(text) == yaml.safe_load(text), path
+    with pytest.raises(DuplicateKey):
+        _compose_and_load(_FastStrictLoader, "a: 1\nb: 2\na: 3\n")

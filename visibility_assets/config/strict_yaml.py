@@ -14,11 +14,7 @@ class DuplicateKey(yaml.constructor.ConstructorError):
     pass
 
 
-class StrictLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and no duplicate keys."""
-
-    yaml_implicit_resolvers: dict = {}
-
+class _NoDuplicateKeys:
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
@@ -30,6 +26,22 @@ class StrictLoader(yaml.SafeLoader):
                     key_node.start_mark)
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
+
+
+class StrictLoader(_NoDuplicateKeys, yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core-schema scalars and no duplicate keys."""
+
+    yaml_implicit_resolvers: dict = {}
+
+
+# libyaml's parser, where PyYAML has it (its wheels do), reads a config ~6x faster: every command
+# and every run's worker pays that at its start. Its error messages are worded and placed
+# differently, so a document it refuses is read again by the Python parser for the error.
+_C_SAFE_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+class _FastStrictLoader(_NoDuplicateKeys, _C_SAFE_LOADER or yaml.SafeLoader):
+    yaml_implicit_resolvers = StrictLoader.yaml_implicit_resolvers  # one dict: the resolvers below
 
 
 def _resolve(tag: str, pattern: str, first: str) -> None:
@@ -50,9 +62,28 @@ _resolve("tag:yaml.org,2002:timestamp", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "012345
 
 def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
     """The document's node tree (for line numbers) and its data, from one parse."""
-    loader = StrictLoader(text)
+    try:
+        return _compose_and_load(_FastStrictLoader, text)
+    except DuplicateKey:
+        raise
+    except yaml.YAMLError:
+        return _compose_and_load(StrictLoader, text)  # raises the Python parser's error
+
+
+def _compose_and_load(loader_class, text: str) -> tuple[yaml.Node | None, Any]:
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
         return node, (loader.construct_document(node) if node is not None else None)
     finally:
         loader.dispose()
+
+
+def safe_load(text: str) -> Any:
+    """yaml.safe_load, with libyaml's parser where there is one (and the Python parser's errors)."""
+    if _C_SAFE_LOADER is not None:
+        try:
+            return yaml.load(text, Loader=_C_SAFE_LOADER)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(text)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from visibility_assets.config.strict_yaml import safe_load
 from visibility_assets.warehouse.db import RUN_PARTITIONS
 from visibility_assets.warehouse.tables import TABLES
 
@@ -239,7 +240,7 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
 
 def _read_yaml(path: Path):
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ModelError(f"{path}: not valid YAML: {exc}") from None
 

@@ -20,8 +20,8 @@ from itertools import groupby
 
 from dagster._core.events import DagsterEventType
 from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.event_log.schema import AssetCheckExecutionsTable, SqlEventLogStorageTable
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
 from dagster._core.storage.sql import create_engine

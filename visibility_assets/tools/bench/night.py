@@ -11,8 +11,11 @@ prints: the slowest platform's requests at its permitted rate.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -48,40 +51,54 @@ def scaled_config_dir(target: Path, scale: int) -> Path:
 
 
 class ProcessTree:
-    """This process and all its descendants, read from /proc every `interval_s`: the peak of
-    their summed proportional memory (PSS: a page that forked workers share counts once in all,
-    where summing their RSS would count it in each) and the CPU seconds each one used. A
-    process that lives less than an interval is missed."""
+    """A process and all its descendants, read from /proc every `interval_s`: the peak of their
+    summed proportional memory (PSS: a page that forked workers share counts once in all, where
+    summing their RSS would count it in each) and the CPU seconds each one used. A process that
+    lives less than an interval is missed.
 
-    def __init__(self, interval_s: float = 0.2):
-        self.interval_s, self.peak_pss_bytes = interval_s, 0
-        self._cpu_ticks: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
+    The reading runs in a process of its own (`python -m visibility_assets.tools.bench.night
+    PID INTERVAL`), which leaves itself out: one reading of some thirty processes takes ~16 ms
+    of CPU, and in the measured process it took that from the simulators' thread under the GIL,
+    slowing the very night it measured."""
+
+    def __init__(self, interval_s: float = 0.2, root: int | None = None):
+        self.interval_s, self.root = interval_s, root or os.getpid()
+        self.peak_pss_bytes, self.cpu_s = 0, 0.0
+        self._reader: subprocess.Popen | None = None
 
     def __enter__(self) -> ProcessTree:
-        self._thread.start()
+        self._reader = subprocess.Popen(
+            [sys.executable, "-m", "visibility_assets.tools.bench.night", str(self.root), str(self.interval_s)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if self._reader.stdout.readline().strip() != "reading":  # its first reading is taken
+            raise RuntimeError("the process-tree reader did not start")
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
+        out, _ = self._reader.communicate("stop\n", timeout=60)  # it reads once more, then reports
+        figures = json.loads(out.strip().splitlines()[-1])
+        self.peak_pss_bytes, self.cpu_s = figures["peak_pss_bytes"], figures["cpu_s"]
 
-    @property
-    def cpu_s(self) -> float:
-        return sum(self._cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
 
-    def _watch(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._sample()
+def read_tree(root: int, interval_s: float, stop: threading.Event) -> dict:
+    """The tree's peak summed PSS and its CPU seconds, read every interval until `stop`, and once after."""
+    me, peak, cpu_ticks = os.getpid(), 0, {}
 
-    def _sample(self) -> None:
+    def sample() -> None:
+        nonlocal peak
         pss = 0
-        for pid, stat in _tree(os.getpid()).items():
-            self._cpu_ticks[pid] = max(self._cpu_ticks.get(pid, 0), int(stat[11]) + int(stat[12]))
-            pss += _pss_bytes(pid)
-        self.peak_pss_bytes = max(self.peak_pss_bytes, pss)
+        for pid, stat in _tree(root).items():
+            if pid != me:
+                cpu_ticks[pid] = max(cpu_ticks.get(pid, 0), int(stat[11]) + int(stat[12]))
+                pss += _pss_bytes(pid)
+        peak = max(peak, pss)
+
+    sample()
+    print("reading", flush=True)
+    while not stop.wait(interval_s):
+        sample()
+    sample()
+    return {"peak_pss_bytes": peak, "cpu_s": sum(cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")}
 
 
 def _tree(root: int) -> dict[int, list[str]]:
@@ -140,3 +157,15 @@ def run_night_bench(scale: int = 10, progress=lambda message: None) -> dict:
                           " platform's requests at its rate_limit_rps (a tool-loop search counts two);"
                           " cpu_s: this process and every process under it; peak_memory_mb: the peak of"
                           " their summed proportional set size (PSS), both read from /proc every 0.2 s"}
+
+
+def main() -> None:
+    """The reader of ProcessTree: reads the tree of argv[1] every argv[2] seconds until a line
+    on stdin, then prints its figures as JSON."""
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+    print(json.dumps(read_tree(int(sys.argv[1]), float(sys.argv[2]), stop)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
