@@ -31,20 +31,20 @@ from visibility_assets.collect.client import (
 from visibility_assets.collect.cost import searches_billed
 from visibility_assets.collect.dialects import UnsupportedSetting, dialect_of
 from visibility_assets.collect.errors import ErrorClass
+from visibility_assets.collect.in_flight import InFlightLog
+from visibility_assets.collect.journal import CollectionJournal
+from visibility_assets.collect.pacing import AdaptiveRateLimiter
+from visibility_assets.collect.plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
 from visibility_assets.collect.tally import CollectionFailed, CollectionTally, check_tally
 from visibility_assets.collect.transport import mounts
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
 from visibility_assets.core.partitions import Partition
 from visibility_assets.core.secrets import SecretScrubber
+from visibility_assets.warehouse.lake import LakeSettings
 
 # Problems with how a platform is set up: no request is sent, and retrying cannot help.
 SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
-from visibility_assets.collect.in_flight import InFlightLog
-from visibility_assets.collect.journal import CollectionJournal
-from visibility_assets.collect.pacing import AdaptiveRateLimiter
-from visibility_assets.collect.plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
-from visibility_assets.warehouse.lake import LakeSettings
 
 # httpcore's pool slows down sharply past ~100 connections; one pool per platform, capped.
 MAX_CONNECTIONS_PER_PLATFORM = 100

@@ -43,11 +43,14 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
 
     def prepare(conn: duckdb.DuckDBPyConnection) -> None:
         create_macros(conn, project)
+        pending = ensure_views(conn, project, run_id, definitions)  # those the models read
         for model in models:
             refuse_missing_tables(conn, project, model)
-            ensure_views(conn, project, run_id, definitions)  # those it reads, before its SQL is planned
+            if pending:  # views over a table an earlier model of the step has just made
+                pending = ensure_views(conn, project, run_id, definitions)
             prepare_table(conn, model, partitions, run_id)
-        ensure_views(conn, project, run_id, definitions)  # and those over the tables just made
+        if pending:  # and those over the tables just made
+            ensure_views(conn, project, run_id, definitions)
 
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
@@ -89,12 +92,14 @@ def refuse_missing_tables(conn: duckdb.DuckDBPyConnection, project: SqlProject, 
 
 
 def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: str,
-                 definitions: dict[str, str]) -> None:
+                 definitions: dict[str, str]) -> list[str]:
     """Every view of the project made where it is missing or its definition changed, as soon as
     the tables it reads exist (a view is only its definition): the models read them, and so do
     the report, the workspace and `visibility sql`, without waiting for the view assets' run.
-    `definitions`: view_definition_ids of the project."""
+    `definitions`: view_definition_ids of the project. Returns the views left to make: those
+    over a table that does not exist yet."""
     present, made = existing_tables(conn), view_definitions(conn)
+    pending = []
     for name, definition in definitions.items():
         if made.get(name) == definition:
             continue
@@ -103,6 +108,9 @@ def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: s
         if all(name in present for name in reads):
             build_model(conn, view, [], run_id)
             present.add(view.name)
+        else:
+            pending.append(name)
+    return pending
 
 
 def view_definition_ids(project: SqlProject) -> dict[str, str]:

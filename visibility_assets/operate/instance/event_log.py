@@ -31,15 +31,16 @@ from dagster._serdes import serialize_value
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool, QueuePool
 
-# Asset events that Dagster's SQLite storage mirrors into the index shard the same way (a row,
-# tags, the asset's latest entry); a failure to materialize does more, and stays single.
-BATCHED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION,
-                           DagsterEventType.ASSET_MATERIALIZATION_PLANNED})
-# A run's planned events (Dagster sends them as one batch, sorted by asset key, so the two kinds
-# alternate): a nightly run plans 11 assets and 49 checks, 60 events that single writes stored in
-# ~170 transactions while six workers queued for the index shard's lock.
+# A run's planned events are one kind here: Dagster sends them as one batch sorted by asset key,
+# so planned materializations and planned checks alternate (a nightly run plans 11 assets and
+# 49 checks: 60 events that single writes stored in ~170 transactions).
+PLANNED = "planned"
 PLANNED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
                            DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED})
+# Asset events that Dagster's SQLite storage mirrors into the index shard the same way (a row,
+# tags, the asset's latest entry, a planned check's execution row); a failure to materialize
+# does more, and stays single.
+BATCHED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION, PLANNED})
 # Engines kept for run shards: a long-lived webserver reads many runs; writers use one or two.
 MAX_RUN_SHARD_ENGINES = 16
 
@@ -79,15 +80,9 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
             self._dispose_engines()
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
-        """A run's planned events, and each stretch of one kind of asset event of one run, in
-        two transactions; the rest (check evaluations, failures) one by one as Dagster's SQLite
-        storage writes them."""
-        if len(events) > 1 and len({event.run_id for event in events}) == 1 and all(
-                event.get_dagster_event().event_type in PLANNED_KINDS for event in events):
-            self._store_asset_events(events[0].run_id, list(events))
-            return
-        for (kind, run_id), stretch in groupby(events, key=lambda event: (event.get_dagster_event().event_type,
-                                                                          event.run_id)):
+        """Each stretch of one kind of asset event of one run in two transactions; the rest
+        (check evaluations, failures) one by one as Dagster's SQLite storage writes them."""
+        for (kind, run_id), stretch in groupby(events, key=lambda event: (_stretch_kind(event), event.run_id)):
             stretch = list(stretch)
             if kind in BATCHED_KINDS and len(stretch) > 1:
                 self._store_asset_events(run_id, stretch)
@@ -105,10 +100,10 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
                 rows,
             )
             event_ids = [row[0] for row in inserted]
-            checks = [(event, event_id) for event, event_id in zip(events, event_ids)
-                      if event.get_dagster_event().event_type == DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED]
-            assets = [(event, event_id) for event, event_id in zip(events, event_ids)
-                      if event.get_dagster_event().event_type != DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED]
+            checks, assets = [], []
+            for event, event_id in zip(events, event_ids):
+                planned_check = event.get_dagster_event().event_type == DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED
+                (checks if planned_check else assets).append((event, event_id))
             self._store_asset_event_tags(conn, [event for event, _ in assets], [event_id for _, event_id in assets])
             # The asset table keeps each asset's latest event: the stretch's last one per asset.
             latest = {event.get_dagster_event().asset_key: (event, event_id) for event, event_id in assets}
@@ -116,6 +111,11 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
                 self._store_asset_event(conn, event, event_id)
             if checks:
                 conn.execute(AssetCheckExecutionsTable.insert(), planned_check_rows(checks, self._event_insert_timestamp))
+
+
+def _stretch_kind(event: EventLogEntry):
+    kind = event.get_dagster_event().event_type
+    return PLANNED if kind in PLANNED_KINDS else kind
 
 
 def planned_check_rows(checks: list[tuple[EventLogEntry, int]], timestamp) -> list[dict]:
