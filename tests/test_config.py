@@ -53,6 +53,7 @@ VALID_CONTENT = {
     "events.yaml": "events:\n  merge_window_minutes: 30\n",
     "canaries.yaml": "canaries:\n  - {id: c1, text: Describe yourself in one sentence.}\n",
     "domains.yaml": "domains:\n  - {domain: example.org, class: news}\n",
+    "judge.yaml": "judge:\n  platform: deepseek\n",
 }
 
 

@@ -18,6 +18,7 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.partitions import daily_platform_partitions
 from visibility_assets.core.paths import DataDirResource, data_dir
 from visibility_assets.events.defs import collection_task_sensor
+from visibility_assets.judge.defs import build_judge_verdicts
 from visibility_assets.measure.defs import build_sql_assets
 from visibility_assets.measure.project import load_project
 from visibility_assets.notify.defs import build_alert_notifications
@@ -39,6 +40,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             build_raw_ai_responses(partitions, collect_retry_policy),
             brand_catalog,
             build_cleaned_samples(partitions),
+            build_judge_verdicts(partitions),
             *build_sql_assets(partitions, project),
             build_alert_notifications(partitions, project),
             visibility_report,

@@ -120,14 +120,22 @@ def collect_partitions(config: VisibilityConfig, partitions: Sequence[Partition]
     return [outcome for outcomes in asyncio.run(all_platforms()) for outcome in outcomes]
 
 
+@dataclass(frozen=True)
+class GivenPlan:
+    """Requests planned elsewhere (the judge's), sent as a partition's: `spent` is what counts
+    already toward the platform's max_cost_per_day."""
+    requests: Sequence[PlannedRequest]
+    spent: float = 0.0
+
+
 async def collect_partition_async(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
                                   journal: CollectionJournal, settings: CollectionSettings,
                                   log: Callable[[str], None] = lambda _: None,
-                                  task: TaskRequests | None = None) -> CollectionTally:
+                                  task: TaskRequests | None = None, given: GivenPlan | None = None) -> CollectionTally:
     """Collect one partition on the running loop; several platforms can share one loop."""
     # The plan and the journal's reads take a while: off the loop, so that the platforms
     # already sending on it keep their pace (each platform's setup held up the others' probes).
-    setup = await asyncio.to_thread(_prepare, config, platform, date, journal, task)
+    setup = await asyncio.to_thread(_prepare, config, platform, date, journal, task, given)
     report, todo = setup.report, setup.todo
     if not todo:
         return report
@@ -181,9 +189,14 @@ class _Setup:
 
 
 def _prepare(config: VisibilityConfig, platform: Platform, date: str, journal: CollectionJournal,
-             task: TaskRequests | None) -> _Setup:
+             task: TaskRequests | None, given: GivenPlan | None = None) -> _Setup:
     """Plan the partition, register the plan and resume from the journal."""
-    planned = plan_task_requests(config, platform, task) if task else plan_requests(config, platform, date)
+    if given is not None:
+        planned = list(given.requests)
+    elif task is not None:
+        planned = plan_task_requests(config, platform, task)
+    else:
+        planned = plan_requests(config, platform, date)
     report = CollectionTally(platform.name, date, planned=len(planned),
                              planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
     journal.register_plan(planned)
@@ -194,7 +207,7 @@ def _prepare(config: VisibilityConfig, platform: Platform, date: str, journal: C
     report.skipped_done, report.to_send = len(planned) - len(todo), len(todo)
     if not todo:
         return _Setup(report, todo)
-    caps = [(platform.max_cost_per_day, journal.cost_so_far())]
+    caps = [(platform.max_cost_per_day, given.spent if given is not None else journal.cost_so_far())]
     if task is not None and task.extra:
         caps.append((platform.extra_cost_per_day, journal.cost_so_far(extra_only=True)))
     return _Setup(report, todo, in_flight, journal.attempts_so_far(), caps)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from visibility_assets.config.entry import _Entry
 from visibility_assets.config.events import EventsFile
+from visibility_assets.config.judge import JUDGE_PROMPT_VERSIONS, JudgeFile, JudgeSettings
 from visibility_assets.config.schema import (
     Brand,
     BrandCatalog,
@@ -38,8 +39,10 @@ PRICES_FILE = "prices.yaml"  # optional: without it costs are null
 EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webhooks
 CANARIES_FILE = "canaries.yaml"  # optional: brand-agnostic prompts for the model-change canary
 DOMAINS_FILE = "domains.yaml"  # optional: classes of cited domains, over the built-in table
+JUDGE_FILE = "judge.yaml"  # optional: a model that labels brand sentiment and role (config/judge.py)
 BUILT_IN_DOMAINS = Path(__file__).parent / "domain_classes.yaml"
-CONFIG_FILES = (BRANDS_FILE, QUESTIONS_FILE, PLATFORMS_FILE, PRICES_FILE, EVENTS_FILE, CANARIES_FILE, DOMAINS_FILE)
+CONFIG_FILES = (BRANDS_FILE, QUESTIONS_FILE, PLATFORMS_FILE, PRICES_FILE, EVENTS_FILE, CANARIES_FILE, DOMAINS_FILE,
+                JUDGE_FILE)
 
 # The last config loaded from each folder, with the hash of its files: the assets, schedules and
 # sensors (two of them ticking every 30 to 60 s) load the config again and again, and only a
@@ -103,6 +106,7 @@ def _read_config(root: Path, version: str) -> VisibilityConfig:
     for line, canary in canaries:
         if canary.id in question_ids:
             problems.append(f"{CANARIES_FILE} line {line}: canary id {canary.id!r} is also a question id")
+    judge = _load_judge(root / JUDGE_FILE, {p.name for _, p in platforms} if platforms_complete else set(), problems)
     if problems:
         raise ConfigError(problems)
     assert catalog is not None
@@ -117,7 +121,21 @@ def _read_config(root: Path, version: str) -> VisibilityConfig:
         canaries=tuple(c for _, c in canaries),
         events=events.events,
         notifications=events.notifications,
+        judge=judge,
     )
+
+
+def _load_judge(path: Path, platform_names: set[str], problems: list[str]) -> JudgeSettings | None:
+    judge = _load_document(path, JudgeFile, problems).judge
+    if judge is None:
+        return None
+    if platform_names and judge.platform not in platform_names:
+        problems.append(f"{JUDGE_FILE}: judge.platform {judge.platform!r} is not a platform of {PLATFORMS_FILE}"
+                        f" (it defines: {', '.join(sorted(platform_names))})")
+    if judge.prompt_version not in JUDGE_PROMPT_VERSIONS:
+        problems.append(f"{JUDGE_FILE}: judge.prompt_version {judge.prompt_version!r} is unknown"
+                        f" (known: {', '.join(JUDGE_PROMPT_VERSIONS)})")
+    return judge
 
 
 def _load_prices(path: Path, platform_names: set[str], problems: list[str]) -> list[tuple[int, Price]]:

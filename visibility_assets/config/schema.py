@@ -19,6 +19,7 @@ from pydantic import Field, StrictBool, model_validator
 
 from visibility_assets.config.entry import Count, Number, _Entry
 from visibility_assets.config.events import EventSettings, Notifications
+from visibility_assets.config.judge import JudgeSettings
 from visibility_assets.config.urls import EndpointUrl
 
 
@@ -197,6 +198,7 @@ class VisibilityConfig:
     events: EventSettings = field(default_factory=EventSettings)
     notifications: Notifications = field(default_factory=Notifications)
     version: str = ""  # the hash of every config file (config/loading.py, config_version)
+    judge: JudgeSettings | None = None  # judge.yaml: None, no judge (the lexicon's labels only)
 
     @property
     def brands(self) -> tuple[Brand, ...]:

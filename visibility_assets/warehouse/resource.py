@@ -27,6 +27,7 @@ from visibility_assets.warehouse.tables import (
     COLLECTION_TABLES,
     HTTP_ATTEMPTS,
     JOURNAL_TABLES,
+    JUDGE_TABLES,
     RAW_AI_RESPONSES,
     TABLES,
 )
@@ -53,7 +54,7 @@ PUBLISH_COLLECTION = (
 )
 
 # Tables written partition by partition (date x platform) through replace_partitions.
-PARTITIONED_TABLES = frozenset(table.name for table in CLEANED_TABLES)
+PARTITIONED_TABLES = frozenset(table.name for table in CLEANED_TABLES + JUDGE_TABLES)
 
 
 def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | None = None) -> None:

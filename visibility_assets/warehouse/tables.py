@@ -186,6 +186,38 @@ SAMPLE_CITATIONS = Table("sample_citations", _SAMPLE_KEY + (
 CLEANED_TABLES = (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS, ENTITY_MATCHES, SAMPLE_STATE_HISTORY, SAMPLE_QUARANTINE,
                   SAMPLE_CITATIONS)
 
+# --- the judge (judge/): a model's labels per answer and brand, one partition per (date, platform) --
+
+# One row per answer the judge was asked about (or would have been, had it been sent).
+JUDGE_CALLS = Table("judge_calls", _SAMPLE_KEY + (
+    required("judge_key", pa.string()),  # from the answer's content hash, the brands and the prompt
+    required("content_hash", pa.string()),
+    required("brands", pa.list_(pa.string())),  # asked about: the answer's mentioned tracked brands
+    required("judge_platform", pa.string()),
+    required("judge_model", pa.string()),
+    required("prompt_version", pa.string()),
+    required("status", pa.string()),  # judged | invalid (twice a reply that does not validate) | unsent
+    optional("error", pa.string()),  # why invalid or unsent
+    required("requests", pa.int32()),  # judge requests answered for it (2: the first reply was retried)
+    optional("cost", pa.float64()),
+    optional("currency", pa.string()),
+    optional("claims_dropped", pa.int32()),  # claims that were no quote of the answer
+    optional("reused", pa.bool_()),  # judged before (another partition, the same key): nothing sent
+    optional("judged_at", TIMESTAMP),
+    optional("run_id", pa.string()),
+), primary_key=("request_key",))
+JUDGE_VERDICTS = Table("judge_verdicts", _SAMPLE_KEY + (
+    required("brand", pa.string()),
+    required("sentiment", pa.string()),  # positive | neutral | negative
+    required("role", pa.string()),  # recommended | option | alternative | passing | advised_against
+    required("claims", pa.list_(pa.string())),  # quoted from the answer, at most three
+    required("judge_platform", pa.string()),
+    required("judge_model", pa.string()),
+    required("prompt_version", pa.string()),
+), primary_key=("request_key", "brand"))
+
+JUDGE_TABLES = (JUDGE_CALLS, JUDGE_VERDICTS)
+
 # --- events and tasks (events/): what happened, and what to collect because of it ------------
 
 # A task's life: each change is an entry of its history.
@@ -270,5 +302,5 @@ NOTIFICATION_DELIVERIES = Table("notification_deliveries", (
 
 
 TABLES = {table.name: table for table in (*JOURNAL_TABLES, *COLLECTION_TABLES, COLLECTION_RUNS, BRAND_CATALOG,
-                                          BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
+                                          BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *JUDGE_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
                                           NOTIFICATION_DELIVERIES)}

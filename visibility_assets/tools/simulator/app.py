@@ -35,6 +35,7 @@ from visibility_assets.tools.simulator.dialects import (
     reasoning_for,
     tokens,
 )
+from visibility_assets.tools.simulator.judge import JudgeBook
 
 PATH_HEADER = ":path"  # the request path, handed to handle_chat with the headers
 ADMIN_PREFIX, TOPUP_SUFFIX = "/_admin/", "/topup"
@@ -100,6 +101,7 @@ class PlatformStats:
     truncated: int = 0
     billing_errors: int = 0
     window_limited: int = 0
+    judged: int = 0  # judge prompts answered
 
     def as_json(self) -> dict:
         duplicates = sum(n - 1 for n in self.answered_by_key.values() if n > 1)
@@ -118,6 +120,7 @@ class PlatformStats:
             "truncated": self.truncated,
             "billing_errors": self.billing_errors,
             "window_limited": self.window_limited,
+            "judged": self.judged,
         }
 
 
@@ -163,6 +166,7 @@ class SimulatorApp:
         self.billing_blocked: set[str] = {name for name, b in settings.platforms.items() if b.billing_error}
         self.topped_up: set[str] = set()
         self.tool_calls: OrderedDict[tuple[str, str], IssuedCall] = OrderedDict()
+        self.judges = JudgeBook()
 
     def dialect(self, platform: str) -> SimDialect:
         if platform not in self.dialects:
@@ -302,6 +306,14 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
         stats.moderated += 1
         return _shaped(dialect.moderation_error(ident), delay_s=latency * 0.2, answered_key=key)
 
+    judged = app.judges.reply(ask.question, behaviour, random.Random(f"{settings.seed}|{platform}|{key}|judge"))
+    if judged is not None:
+        stats.judged += 1
+        verdict = Completion(ident=ident, created=int(time.time()), model=ask.model, text=judged,
+                             prompt_tokens=tokens(ask.question) + 8, completion_tokens=tokens(judged))
+        return _faulty(json_reply(200, dialect.payload(verdict), headers=limit_headers, delay_s=latency,
+                                  answered_key=key), fault, rng)
+
     # The answer depends on the request only, not on the receipt: a retry gets the same text.
     answer_digest = issued.answer_digest if issued else body_digest
     answer_rng = random.Random(f"{settings.seed}|{platform}|{answer_digest}|{key}")
@@ -349,6 +361,8 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
         stats.moderated += 1
         dialect.moderated(completion)
 
+    if composed.kind == "answer" and fate is None and switched_to is None:
+        app.judges.remember(completion.text, composed)
     reply = json_reply(200, dialect.payload(completion), headers=limit_headers, delay_s=latency, answered_key=key)
     if dialect.keeps_alive and latency >= behaviour.keepalive_s:
         reply.keepalive_s = behaviour.keepalive_s  # blank lines while the request waits

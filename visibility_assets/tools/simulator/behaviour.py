@@ -73,6 +73,10 @@ class PlatformBehaviour:
     # a platform's silent upgrade does: it reports that model (and its fingerprint) and writes
     # differently (longer, in prose rather than lists).
     model_switch: tuple[str, str] | None = None
+    # As a judge (judge/prompt.py): the share of brands labelled with a wrong sentiment, and the
+    # share of replies that do not validate (drawn per request key: the retry may validate).
+    judge_error_rate: float = 0.0
+    judge_malformed_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if self.window_retry_header not in WINDOW_RETRY_HEADERS:

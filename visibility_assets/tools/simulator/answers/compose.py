@@ -12,7 +12,7 @@ from visibility_assets.tools.simulator.answers.citations import reference_block
 from visibility_assets.tools.simulator.answers.draft import Draft, pick
 from visibility_assets.tools.simulator.answers.forms import list_lines
 from visibility_assets.tools.simulator.answers.inputs import QuestionInfo, brand_infos, question_brands, read_question
-from visibility_assets.tools.simulator.answers.model import ComposedAnswer, SimBrand
+from visibility_assets.tools.simulator.answers.model import BrandJudgement, ComposedAnswer, SimBrand
 from visibility_assets.tools.simulator.answers.phrases import common_texts, phrases
 from visibility_assets.tools.simulator.answers.plan import AnswerPlan, plan_answer
 from visibility_assets.tools.simulator.answers.styles import PlatformStyle, style_for
@@ -92,7 +92,31 @@ def _ground_truth(text: str, draft: Draft, plan: AnswerPlan, has_think: bool) ->
         url_only=tuple(name for i, name in enumerate(names) if i in draft.url_brands and i not in draft.mentioned),
         cited=plan.citations.cited,
         has_think=has_think,
+        judgements=tuple(_judgement(draft, plan, i, name) for i, name in enumerate(names) if i in draft.mentioned),
     )
+
+
+def _judgement(draft: Draft, plan: AnswerPlan, i: int, name: str) -> BrandJudgement:
+    """The decision rule of the labelled sets (tests/eval/SENTIMENT.md): one side at least twice
+    the other's weight."""
+    tone = draft.tone.get(i)
+    strengths, weaknesses = (tone.strengths, tone.weaknesses) if tone else ((), ())
+    positive, negative = len(strengths), len(weaknesses) + 2 * (i == plan.against)
+    if positive >= 1 and positive >= 2 * negative:
+        sentiment = "positive"
+    elif negative >= 1 and negative >= 2 * positive:
+        sentiment = "negative"
+    else:
+        sentiment = "neutral"
+    if i == plan.against:
+        role = "advised_against"
+    elif i in draft.recommended:
+        role = "recommended"
+    elif i in plan.options:
+        role = "option"
+    else:
+        role = "passing"
+    return BrandJudgement(name, sentiment, role, tuple(dict.fromkeys(strengths + weaknesses))[:3])
 
 
 def _think_block(draft: Draft, plan: AnswerPlan) -> str:
@@ -181,9 +205,11 @@ def _summary(draft: Draft, plan: AnswerPlan) -> list[str]:
         a = named[0]
         b = named[1] if rng.random() < 0.7 else named[-1]
         values = {"a": draft.item_name(a), "b": draft.item_name(b)}
+        draft.recommended.update(x for x in (a, b) if isinstance(x, int))
     elif named and r < 0.85:
         template = pick(rng, texts.summary_one_name)
         values = {"a": draft.item_name(named[0])}
+        draft.recommended.update(x for x in named[:1] if isinstance(x, int))
     else:
         template, values = pick(rng, texts.summary_no_name), {}
     # English summaries continue the prefix ("In short, pick ..."), except after a heading,

@@ -16,6 +16,16 @@ from visibility_assets.tools.simulator.answers.styles import PlatformStyle
 FULLWIDTH = str.maketrans({chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)})
 
 
+class Tone:
+    """What one answer wrote of one brand's strengths and weaknesses."""
+
+    __slots__ = ("strengths", "weaknesses")
+
+    def __init__(self) -> None:
+        self.strengths: tuple[str, ...] = ()
+        self.weaknesses: tuple[str, ...] = ()
+
+
 def pick(rng: random.Random, seq):
     """One entry of seq; a single rng.random() per pick, unlike rng.choice."""
     return seq[int(rng.random() * len(seq))]
@@ -27,7 +37,7 @@ class Draft:
     __slots__ = (
         "rng", "style", "language", "zh", "phrases", "pool", "category", "topic", "topics", "quote", "year",
         "brands", "question_brands", "gap", "display", "mentioned", "think_mentions", "url_brands",
-        "mention_sink", "url_sink", "fullwidth_next",
+        "mention_sink", "url_sink", "fullwidth_next", "describing", "tone", "recommended",
     )
 
     def __init__(self, rng: random.Random, style: PlatformStyle, question: QuestionInfo,
@@ -55,6 +65,11 @@ class Draft:
         self.mention_sink = self.mentioned
         self.url_sink = self.url_brands
         self.fullwidth_next = False  # write the next new Latin name in full-width letters (ＡＷＳ)
+        # The sentiment written for each brand (the judge's ground truth): the tracked brand whose
+        # text is being written, and per brand the strengths and weaknesses filled in for it.
+        self.describing: int | None = None
+        self.tone: dict[int, Tone] = {}
+        self.recommended: set[int] = set()  # named by the summary
 
     # -- what counts as written ------------------------------------------------------
 
@@ -117,6 +132,19 @@ class Draft:
             return "".join(names)
         return self.phrases.list_comma.join(names[:-1]) + self.phrases.list_and + names[-1]
 
+    # -- the sentiment written ----------------------------------------------------------
+
+    def about(self, item: int | str | None) -> None:
+        """What is written from now on describes `item` (a tracked brand's index), or no brand."""
+        self.describing = item if isinstance(item, int) else None
+
+    def note_tone(self, strengths: tuple[str, ...] = (), weaknesses: tuple[str, ...] = ()) -> None:
+        """Strengths and weaknesses written for the brand being described, as written."""
+        if self.describing is not None:
+            tone = self.tone.setdefault(self.describing, Tone())
+            tone.strengths += strengths
+            tone.weaknesses += weaknesses
+
     # -- phrases ---------------------------------------------------------------------
 
     def fill(self, template: str, **values: str) -> str:
@@ -131,9 +159,15 @@ class Draft:
         other_pro = pick(rng, pros)
         if other_pro == pro:
             other_pro = pros[(pros.index(pro) + 1) % len(pros)]
+        con, audience, weak_point = pick(rng, pool.cons), pick(rng, pool.audiences), pick(rng, self.phrases.weak_points)
+        if self.describing is not None:
+            self.note_tone(tuple(t for t, used in ((pro, "{pro}" in template), (other_pro, "{other_pro}" in template))
+                                 if used),
+                           tuple(t for t, used in ((con, "{con}" in template), (weak_point, "{weak_point}" in template))
+                                 if used))
         return template.format(
-            pro=pro, other_pro=other_pro, con=pick(rng, pool.cons), audience=pick(rng, pool.audiences),
-            topic=self.topic, topics=self.topics, weak_point=pick(rng, self.phrases.weak_points),
+            pro=pro, other_pro=other_pro, con=con, audience=audience,
+            topic=self.topic, topics=self.topics, weak_point=weak_point,
             question=self.quote, year=self.year, **values,
         )
 

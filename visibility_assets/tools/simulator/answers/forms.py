@@ -15,7 +15,9 @@ def list_lines(draft: Draft, plan: AnswerPlan) -> list[str]:
     # one choice per answer, like a real writer (drawn whatever the layout, so the rng
     # sequence does not depend on it)
     bold_names = draft.rng.random() < draft.style.bold_names
-    return WRITERS[plan.structure](draft, plan, bold_names)
+    lines = WRITERS[plan.structure](draft, plan, bold_names)
+    draft.about(None)  # what follows the list describes no option in particular
+    return lines
 
 
 def _numbered(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
@@ -34,6 +36,7 @@ def _list(draft: Draft, plan: AnswerPlan, bold_names: bool, separator: str, lead
     """One line per item, "<lead><emoji><name><separator><description>", and its sub-bullets."""
     lines = []
     for index, item in enumerate(plan.items):
+        draft.about(item)
         emoji = _emoji(draft)
         name = draft.item_name(item)
         if bold_names or draft.rng.random() < 0.03:
@@ -54,10 +57,13 @@ def _table(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
                 "price": texts.price_cells, "rating": texts.rating_cells}
     notes = []
     for index, item in enumerate(plan.items):
+        draft.about(item)
         name = draft.item_name(item)
         cells = [pick(rng, cells_of[column]) for column in layout.columns]
         if not draft.zh:
             cells = [c[0].upper() + c[1:] if c[:1].islower() else c for c in cells]
+        draft.note_tone(tuple(c for c, column in zip(cells, layout.columns) if column == "pro"),
+                        tuple(c for c, column in zip(cells, layout.columns) if column == "con"))
         cells[0] += plan.citations.marker(item)
         lines.append("| " + " | ".join([f"**{name}**" if bold_cells else name] + cells) + " |")
         if plan.trap_slot == index + 1:
@@ -66,6 +72,7 @@ def _table(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
             notes.append(name + texts.colon + draft.fill(pick(rng, texts.advise_against_inline)))
         if plan.url_item is not None and item == plan.url_item:
             notes.append(plan.url_line)
+    draft.about(None)
     named = [it for it in plan.items if it not in texts.generic_fillers]
     if len(named) >= 2 and rng.random() < 0.7:
         a = named[0]
@@ -83,6 +90,7 @@ def _headings(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
     numbered = draft.rng.random() < draft.style.numbered_headings
     lines = []
     for index, item in enumerate(plan.items):
+        draft.about(item)
         name = draft.item_name(item)
         lines += [f"{prefix} {index + 1}. {name}" if numbered else f"{prefix} {name}", "",
                   _described(draft, plan, index, item)]
@@ -99,6 +107,7 @@ def _bold_lines(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
     """Each option's name in bold on a line of its own, its description on the next."""
     lines = []
     for index, item in enumerate(plan.items):
+        draft.about(item)
         lines.append(f"{_emoji(draft)}**{draft.item_name(item)}**")
         lines.append(_described(draft, plan, index, item))
         lines.extend(f"- {s}" for s in _sub_bullets(draft, item))
@@ -117,6 +126,7 @@ def _prose(draft: Draft, plan: AnswerPlan, bold_names: bool) -> list[str]:
     sentences = [] if single else [draft.fill(pick(rng, texts.prose_list_sentence), names=draft.join(names))]
     paragraphs = []
     for index, item in enumerate(items):
+        draft.about(item)
         name = draft.item_name(item)
         sentence = draft.fill(pick(rng, texts.prose_item if index else texts.prose_first_item), name=name)
         if rng.random() < draft.style.verbosity - (0.4 if draft.zh else 0.75) or single:

@@ -41,3 +41,16 @@ class ComposedAnswer:
     url_only: tuple[str, ...] = ()  # tracked brands whose domain/slug is in a URL but name never written
     cited: bool = False
     has_think: bool = False
+    # Per brand written in the body: what the writer meant, the judge's ground truth.
+    judgements: tuple[BrandJudgement, ...] = ()
+
+
+@dataclass(frozen=True)
+class BrandJudgement:
+    """The sentiment the generator wrote for one brand: its strengths against its weaknesses
+    (advice against counts as two), its role and the phrases it wrote, as claims."""
+
+    brand: str
+    sentiment: str  # positive | neutral | negative
+    role: str  # recommended | option | passing | advised_against
+    claims: tuple[str, ...]

@@ -1,0 +1,1 @@
+"""The judge: a language model that labels each tracked brand of an answer (config/judge.py)."""
