@@ -188,6 +188,10 @@ def test_a_judge_in_billing_error_stops_after_one_request_and_the_lexicon_labels
     assert table("SELECT count(*) FROM sample_brand_results WHERE mentioned AND sentiment IS NULL") == [(0,)]
     metadata = result.asset_materializations_for_node("judge_verdicts")[0].metadata
     assert metadata["unsent"].value == table(ELIGIBLE)[0][0] and metadata["requests_sent"].value >= 1
+    from tests.pipeline import materialize_for
+    assert materialize_for(["fct_mention_metrics"], DAY, PLATFORM).success
+    assert table("SELECT DISTINCT sentiment_source FROM fct_mention_metrics WHERE mentioned_answers > 0") == [
+        ("lexicon",)]
 
 
 @pytest.mark.dagster
@@ -202,3 +206,23 @@ def test_a_reply_that_does_not_validate_is_asked_once_more_then_recorded_as_inva
     assert table("SELECT count(*) FROM judge_verdicts") == [(0,)]
     run()  # invalid twice is final: not asked a third time
     assert server.app.stats[JUDGE].judged == 2 * eligible
+
+
+@pytest.mark.dagster
+@pytest.mark.parametrize("judged_setup", [PlatformBehaviour(latency_s=(0.001, 0.01), judge_error_rate=0.5)],
+                         indirect=True)
+def test_the_metrics_count_the_judges_label_where_it_gave_one_and_say_so(judged_setup):
+    from tests.pipeline import materialize_for
+    server, run, _ = judged_setup
+    run()
+    assert materialize_for(["fct_mention_metrics"], DAY, PLATFORM).success
+    # the judge errs on half the brands: where it disagrees with the lexicon, its label is counted
+    judge_positive = table("""SELECT brand, count(*) FROM judge_verdicts WHERE sentiment = 'positive'
+                              GROUP BY 1 ORDER BY 1""")
+    metrics = table("""SELECT brand, positive_sentiment_answers, judge_labelled_answers, mentioned_answers,
+                              sentiment_source FROM fct_mention_metrics WHERE mentioned_answers > 0 ORDER BY 1""")
+    assert [(b, n) for b, n, *_ in metrics if n] == judge_positive
+    assert all(judged == mentioned and source == "judge" for _, _, judged, mentioned, source in metrics)
+    lexicon_disagrees = table("""SELECT count(*) FROM judge_verdicts v JOIN sample_brand_results b
+                                 USING (request_key, brand) WHERE v.sentiment <> b.sentiment""")[0][0]
+    assert lexicon_disagrees > 0  # the figures above are the judge's, not the lexicon's

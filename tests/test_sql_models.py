@@ -809,18 +809,20 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
         "mentioned_answers BIGINT, listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
         "top3_answers BIGINT, recommended_answers BIGINT, negative_answers BIGINT, "
-        "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, cited_answers BIGINT, "
-        "own_domain_cited_answers BIGINT"),
+        "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, "
+        "cited_answers BIGINT, own_domain_cited_answers BIGINT"),
     "fct_mention_metrics": (
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
         "mentioned_answers BIGINT, mention_rate DOUBLE, mention_rate_low DOUBLE, mention_rate_high DOUBLE, "
         "share_of_voice DOUBLE, avg_list_rank DOUBLE, top1_rate DOUBLE, top3_rate DOUBLE, "
         "recommend_rate DOUBLE, negative_rate DOUBLE, positive_rate DOUBLE, positive_rate_low DOUBLE, "
         "positive_rate_high DOUBLE, negative_sentiment_rate DOUBLE, negative_sentiment_rate_low DOUBLE, "
-        "negative_sentiment_rate_high DOUBLE, citation_rate DOUBLE, own_domain_citation_rate DOUBLE, "
+        "negative_sentiment_rate_high DOUBLE, sentiment_source VARCHAR, citation_rate DOUBLE, "
+        "own_domain_citation_rate DOUBLE, "
         "category_mentions BIGINT, listed_answers BIGINT, top1_answers BIGINT, top3_answers BIGINT, "
         "recommended_answers BIGINT, negative_answers BIGINT, positive_sentiment_answers BIGINT, "
-        "negative_sentiment_answers BIGINT, cited_answers BIGINT, own_domain_cited_answers BIGINT, "
+        "negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, cited_answers BIGINT, "
+        "own_domain_cited_answers BIGINT, "
         "list_rank_sum_sq BIGINT, config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, "
         "run_id VARCHAR"),
     "fct_invalid_answers": (
@@ -881,11 +883,12 @@ def test_a_staging_model_reads_a_source_and_depends_on_the_asset_writing_it(tmp_
 def test_the_sources_are_declared_once_with_the_asset_writing_each():
     sources = shipped_project().sources
     assert set(sources) <= set(TABLES) and {s.asset for s in sources.values()} == {
-        "raw_ai_responses", "cleaned_samples", "brand_catalog", None}
+        "raw_ai_responses", "cleaned_samples", "judge_verdicts", "brand_catalog", None}
     assert sources["analyzer_replays"].asset is None and sources["collection_tasks"].asset == "raw_ai_responses"
     read = {ref for model in shipped_project().models.values() for ref in model.sources}
     assert read == {"raw_ai_responses", "collection_requests", "http_attempts", "collection_runs", "collection_tasks",
-                    "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations"}
+                    "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations",
+                    "judge_verdicts"}
     assert all(source.description for source in sources.values())
 
 
@@ -895,11 +898,11 @@ BROKEN = {  # a project with these files written: the error, after the file's na
                                  "SELECT * FROM {{ ref('raw_ai_responses') }}\n"},
                                 r"fct_raw.sql: ref\('raw_ai_responses'\) reads a source table; only staging"),
     "a source no table": ({"staging/sources.yml": SOURCES_YML + "  - {name: raw_answers, asset: raw_ai_responses}\n"},
-                          r"sources.yml: sources\[13\]: 'raw_answers' is not a table of"),
+                          r"sources.yml: sources\[15\]: 'raw_answers' is not a table of"),
     "a source without asset": ({"staging/sources.yml": "sources:\n  - {name: cleaned_samples}\n"},
                                r"sources.yml: sources\[0\]: expected 'name', 'asset'"),
     "a source twice": ({"staging/sources.yml": SOURCES_YML + "  - {name: http_attempts, asset: null}\n"},
-                       r"sources.yml: sources\[13\]: source 'http_attempts' is listed twice"),
+                       r"sources.yml: sources\[15\]: source 'http_attempts' is listed twice"),
     "an empty description": ({"marts/mention_metrics.yml": "columns: {answers: ''}\n"},
                              "mention_metrics.yml: 'columns' must map each output column to a one-line description"),
     "a list of columns": ({"marts/mention_metrics.yml": "columns: [answers]\n"},

@@ -1,6 +1,7 @@
 -- kind: incremental
 -- grain: date, platform, category, brand
--- Counts per partition and brand over the answers to questions of the brand's category.
+-- Counts per partition and brand over the answers to questions of the brand's category; the
+-- sentiment counts take the judge's label where it gave one (int_brand_results).
 SELECT
     date,
     platform,
@@ -18,8 +19,9 @@ SELECT
     count(*) FILTER (WHERE recommended = false) AS negative_answers,
     count(*) FILTER (WHERE mentioned AND sentiment = 'positive') AS positive_sentiment_answers,
     count(*) FILTER (WHERE mentioned AND sentiment = 'negative') AS negative_sentiment_answers,
+    count(*) FILTER (WHERE mentioned AND sentiment_source = 'judge') AS judge_labelled_answers,
     count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
     count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers
-FROM {{ ref('stg_brand_results') }}
+FROM {{ ref('int_brand_results') }}
 SEMI JOIN {{ run_partitions }} USING (date, platform)
 GROUP BY date, platform, category, brand

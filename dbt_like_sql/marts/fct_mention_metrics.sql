@@ -40,13 +40,18 @@ SELECT
     CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
     CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
     CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
-    -- How the answers that name the brand speak of it (clean/sentiment.py), over those answers.
+    -- How the answers that name the brand speak of it, over those answers (int_brand_results).
     positive.rate AS positive_rate,
     positive.low AS positive_rate_low,
     positive.high AS positive_rate_high,
     negative_sentiment.rate AS negative_sentiment_rate,
     negative_sentiment.low AS negative_sentiment_rate_low,
     negative_sentiment.high AS negative_sentiment_rate_high,
+    -- Whose labels the sentiment rates count: the judge's (judge.yaml), the lexicon's, or both.
+    CASE WHEN mentioned_answers = 0 THEN NULL
+         WHEN judge_labelled_answers = mentioned_answers THEN 'judge'
+         WHEN judge_labelled_answers = 0 THEN 'lexicon'
+         ELSE 'mixed' END AS sentiment_source,
     CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
     CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
     -- The counts behind the rates: a period or a set of platforms pools them (the workspace),
@@ -59,6 +64,7 @@ SELECT
     negative_answers,
     positive_sentiment_answers,
     negative_sentiment_answers,
+    judge_labelled_answers,
     cited_answers,
     own_domain_cited_answers,
     list_rank_sum_sq,

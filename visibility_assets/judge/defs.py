@@ -32,6 +32,8 @@ def build_judge_verdicts(partitions_def):
         backfill_policy=BackfillPolicy.single_run(),
         group_name="clean",
         kinds={"duckdb", "python"},
+        # One judge step at a time across the platforms' runs: they all send to the judge's platform.
+        pool="judge",
         description="judge.yaml's model asked once per valid answer that names tracked brands: per brand"
         " its sentiment, role and claims quoted from the answer (judge_verdicts), and per answer the"
         " call's status, cost and reuse (judge_calls). Empty without judge.yaml; a key judged once is"

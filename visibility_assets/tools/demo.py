@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from datetime import date
 from typing import TextIO
 
 from visibility_assets.collect.dialects import dialect_of
@@ -59,6 +60,7 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
                                            on_done=lambda run: _progress(run, out))
     print_summary(runs, out)
+    print_judge_summary(config, runs, out)
     report = run_job(defs, report_job.name, instance)
     report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
     bound, slowest = rate_bound_s(config, len(dates))
@@ -114,6 +116,23 @@ def print_summary(runs: list, out) -> None:
               f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
               f"{cleaned.get('accepted_mentions', '-'):>8} {meta.get('moderated', '-'):>9} "
               f"{meta.get('searches', '-'):>8} {_cost(meta):>9}  {status}", file=out)
+
+
+def print_judge_summary(config: VisibilityConfig, runs: list, out) -> None:
+    """The judge's figures over the runs (judge.yaml): answers judged, invalid, unsent, its cost."""
+    if config.judge is None:
+        return
+    metas = [run.metadata.get("judge_verdicts", {}) for run in runs]
+    totals = {key: sum(m.get(key) or 0 for m in metas) for key in ("judged", "invalid", "unsent", "requests_sent")}
+    costs = [m["cost"] for m in metas if m.get("cost") is not None]
+    currency = config.price(config.judge.platform, config.judge.model or config.platform(config.judge.platform).model,
+                            date.fromisoformat(runs[0].date)) if runs else None
+    cost = f"{sum(costs):.4f} {currency.currency if currency else ''}".strip() if costs else "-"
+    stopped = [s for m in metas for s in (m.get("stopped") or [])]
+    print(f"judge {config.judge.platform}: {totals['judged']} answers judged, {totals['invalid']} invalid,"
+          f" {totals['unsent']} unsent; {totals['requests_sent']} requests sent, cost {cost}", file=out)
+    for reason in dict.fromkeys(stopped):
+        print(f"  judge stopped: {reason}", file=out)
 
 
 def _cost(meta: dict) -> str:

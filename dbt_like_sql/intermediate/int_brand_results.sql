@@ -1,0 +1,28 @@
+-- kind: view
+-- grain: request_key, brand
+-- Each answer and brand with the sentiment the metrics count: the judge's where it labelled the
+-- brand (judge.yaml), the lexicon's elsewhere, and which of the two it is.
+SELECT
+    b.request_key,
+    b.date,
+    b.platform,
+    b.category,
+    b.brand,
+    b.valid,
+    b.mentioned,
+    b.mention_count,
+    b.first_mention_order,
+    b.list_rank,
+    b.recommended,
+    b.cites_own_domain,
+    b.has_citation,
+    CASE WHEN b.mentioned THEN coalesce(v.judge_sentiment, b.sentiment) END AS sentiment,
+    CASE WHEN NOT b.mentioned THEN NULL WHEN v.judge_sentiment IS NOT NULL THEN 'judge' ELSE 'lexicon' END
+        AS sentiment_source,
+    b.sentiment AS lexicon_sentiment,
+    v.judge_sentiment,
+    v.judge_role,
+    v.judge_model,
+    v.judge_prompt_version
+FROM {{ ref('stg_brand_results') }} AS b
+LEFT JOIN {{ ref('stg_judge_verdicts') }} AS v USING (request_key, date, platform, brand)
