@@ -141,3 +141,43 @@ def test_a_bold_label_of_one_brands_qualities_is_no_option(label):
 def test_advice_against_it_after_the_name(advice):
     answer = f"1. **AWS**：全球化\n2. **Azure**：企业集成\n\n{advice}"
     assert EXAMPLE.analyze(answer, "Which cloud?", "cloud").brand("Google Cloud").recommended is False
+
+
+# --- Traditional Chinese: the catalog is Simplified, a Traditional answer names the same brands --
+
+def test_a_traditional_answer_names_and_ranks_the_simplified_catalogs_brands():
+    result = _run("推薦如下：\n\n1. **阿里雲**：生態完善，文檔齊全。\n2. **華為雲**：政企客戶多。\n3. AWS：全球覆蓋。\n\n"
+                  "總結：中小企業首選阿里雲。")
+    assert result.valid
+    assert [(b, result.brand(b).mention_count, result.brand(b).list_rank) for b in ("阿里云", "华为云", "AWS")] == [
+        ("阿里云", 2, 1), ("华为云", 1, 2), ("AWS", 1, 3)]
+
+
+def test_a_traditional_cloud_name_is_still_the_longer_brand_and_the_grain_still_a_grain():
+    phone = _run("華為 Mate 70 拍照出色；華為雲只是它的雲服務。小米粥不是手機，小米 15 才是。", "phone", "哪款手機好？")
+    assert (phone.brand("华为").mention_count, phone.brand("小米").mention_count) == (1, 1)
+    cloud = _run("華為雲適合政企客戶，華為的手機業務與此無關。")
+    assert cloud.brand("华为云").mention_count == 1
+
+
+def test_a_traditional_hit_points_at_the_characters_the_answer_wrote():
+    answer = "我推薦阿里雲。"
+    result = _run(answer)
+    (start, end), = result.hit_spans
+    assert answer[start:end] == "阿里雲"
+
+
+def test_a_traditional_refusal_is_a_refusal():
+    assert _run("抱歉，我無法回答這個問題。").invalid_reason == "refusal"
+
+
+def test_an_alias_written_in_traditional_in_the_catalog_is_the_simplified_one(tmp_path):
+    from tests.conftest import write_config
+    from visibility_assets.config import ConfigError
+
+    directory = write_config(tmp_path / "c", 8787)
+    brands = directory / "brands.yaml"
+    brands.write_text(brands.read_text(encoding="utf-8").replace("aliases: [腾讯云,", "aliases: [腾讯云, 阿里雲,", 1),
+                      encoding="utf-8")
+    with pytest.raises(ConfigError, match="阿里雲"):  # 阿里云's alias, written in Traditional for another brand
+        load_catalog(brands)

@@ -1,4 +1,5 @@
-"""The text the analyzer reads: NFKC + case-folded, with positions mapped back to the original,
+"""The text the analyzer reads: NFKC + case-folded, Traditional characters read as Simplified
+(core/chinese_script.py), with positions mapped back to the original,
 and the spans that are outside the matching scope (think blocks, URLs, link labels that are
 only a domain, the trailing reference block).
 """
@@ -10,6 +11,8 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+
+from visibility_assets.core.chinese_script import to_simplified
 
 
 @dataclass(slots=True)  # built once per answer: a frozen init costs 3x
@@ -84,7 +87,7 @@ def normalize(original: str) -> NormalizedText:
         folded = half.casefold()
         if len(folded) == len(original):
             # Almost always: the full-width forms and the case fold one to one.
-            return NormalizedText(original, folded)
+            return NormalizedText(original, to_simplified(folded))
     # Line by line: no character folds to or from a line break, and NFKC never reaches across
     # one. A line that needs no more than case folding keeps it when that keeps its length.
     pieces, expansions = [], []
@@ -99,7 +102,7 @@ def normalize(original: str) -> NormalizedText:
                 shift += length - 1
         pieces.append(folded_line)
         offset += len(line) + 1
-    return NormalizedText(original, "\n".join(pieces), tuple(expansions))
+    return NormalizedText(original, to_simplified("\n".join(pieces)), tuple(expansions))
 
 
 def _fold_by_character(line: str) -> tuple[str, list[tuple[int, int]]]:

@@ -21,6 +21,7 @@ from visibility_assets.config.entry import Count, Number, _Entry
 from visibility_assets.config.events import EventSettings, Notifications
 from visibility_assets.config.judge import JudgeSettings
 from visibility_assets.config.urls import EndpointUrl
+from visibility_assets.core.chinese_script import to_simplified
 
 
 class ConfigError(Exception):
@@ -32,8 +33,9 @@ class ConfigError(Exception):
 
 
 def normalize_alias(alias: str) -> str:
-    """The form two aliases are compared in: NFKC and case-folded, as the analyzer matches."""
-    return unicodedata.normalize("NFKC", alias).casefold().strip()
+    """The form two aliases are compared in: NFKC, case-folded and Traditional read as
+    Simplified, as the analyzer matches (華為 is 华为)."""
+    return to_simplified(unicodedata.normalize("NFKC", alias).casefold().strip())
 
 
 # --- entry schemas: unknown keys are errors, types are checked -------------------------
