@@ -181,3 +181,30 @@ def test_an_alias_written_in_traditional_in_the_catalog_is_the_simplified_one(tm
                       encoding="utf-8")
     with pytest.raises(ConfigError, match="阿里雲"):  # 阿里云's alias, written in Traditional for another brand
         load_catalog(brands)
+
+
+# --- a list of options to avoid beside the recommended one ----------------------------------
+
+@pytest.mark.parametrize("answer", [
+    "### 推荐\n1. **阿里云**：文档全。\n2. **华为云**：优惠多。\n\n### 避坑\n- **AWS**：国内区需要企业资质，个人开发者别折腾。\n\n总之先用阿里云。",
+    "**推荐：**\n1. 阿里云：文档全\n2. 华为云：优惠多\n\n**不推荐：**\n- AWS：门槛高\n",
+    "推荐：\n1. 阿里云\n2. 华为云\n\n慎选：\n- AWS（国内区开户麻烦）\n",
+    "**Recommended**\n1. **Alibaba Cloud** – best docs.\n2. **Huawei Cloud** – cheap.\n\n**Avoid**\n"
+    "- **AWS** – the China regions need a business licence.\n\nStart with Alibaba Cloud.",
+    "### Recommended\n1. Alibaba Cloud\n2. Huawei Cloud\n\n### Not recommended\n- AWS: overkill at this size\n",
+])
+def test_a_brand_only_in_the_avoid_list_is_advised_against_and_unranked(answer):
+    result = _run(answer)
+    assert (result.brand("AWS").recommended, result.brand("AWS").list_rank) == (False, None)
+    assert (result.brand("阿里云").recommended, result.brand("阿里云").list_rank) == (True, 1)
+
+
+def test_a_brand_in_both_lists_stays_a_recommended_option():
+    result = _run("### 推荐\n1. 阿里云：稳定\n2. AWS：全球化\n\n### 避坑\n- AWS 的国内区：开户麻烦\n- 华为云的老机型\n\n按需选择。")
+    assert (result.brand("AWS").recommended, result.brand("AWS").list_rank) == (True, 2)
+    assert result.brand("华为云").recommended is False
+
+
+def test_a_closing_sentence_after_the_avoid_list_is_not_in_it():
+    result = _run("### 推荐\n1. 阿里云\n\n### 避坑\n- AWS：门槛高\n\n华为云也可以看看，优惠多。")
+    assert (result.brand("AWS").recommended, result.brand("华为云").recommended) == (False, True)

@@ -43,6 +43,16 @@ DANGLING_NEGATIVE = re.compile(
 VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
 NEGATIVE_WINDOW = 40
 
+# A list of its own for the options to avoid, beside the recommended one: a heading, a bold
+# label or a line ending in a colon that says so ("### 避坑", "**不推荐：**", "Avoid:"), then
+# list items. Every brand an item names is advised against.
+AVOID_TITLE_WORDS = ("避坑", "避雷", "不推荐", "不建议", "慎选", "慎用", "慎买", "不太推荐", "暂不推荐", "avoid",
+                     "not recommended", "skip", "steer clear", "think twice")
+AVOID_TITLE = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(?:[^\w\s*#]{1,3}\s*)?(?:\d{1,2}[.)、]\s*)?(?:[^\n:*]{0,8}?)"
+    r"(?:" + "|".join(map(re.escape, AVOID_TITLE_WORDS)) + r")[^\n:*]{0,14}?(?:\*\*)?\s*:?\s*(?:\*\*)?\s*$")
+AVOID_ITEM = re.compile(r"^\s*(?:[-*+•·]|\d{1,2}[.)、]|[\u2190-\u2bff\U0001f300-\U0001faff]\ufe0f?)\s*\S")
+
 
 def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list[int]) -> set[str]:
     """The brands the answer advises against: a hit is read closely only when a negative cue
@@ -66,6 +76,25 @@ def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list
         elif cue_starts[nearest] < stop + 30 and VERDICT_NEXT_SENTENCE.match(body, stop):
             advised.add(hit.brand)
     return advised
+
+
+def avoid_list_brands(body: str, accepted: list[AliasHit]) -> set[str]:
+    """The brands named in the items of a list of options to avoid (AVOID_TITLE): the list runs
+    from its title's next line over list items (blank lines between them too) and stops at the
+    first line of another kind, such as a closing sentence or the next heading."""
+    if not any(word in body for word in AVOID_TITLE_WORDS):
+        return set()
+    spans, offset, inside = [], 0, False
+    for line in body.split("\n"):
+        end = offset + len(line)
+        if AVOID_TITLE.match(line):
+            inside = True
+        elif inside and AVOID_ITEM.match(line):
+            spans.append((offset, end))
+        elif inside and line.strip() and not line.startswith((" ", "\t")):
+            inside = False
+        offset = end + 1
+    return {hit.brand for hit in accepted for start, end in spans if start <= hit.start < end}
 
 
 def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:

@@ -7,7 +7,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from visibility_assets.clean.advice import NEGATIVE_GATE_CUES, advised_against_brands
+from visibility_assets.clean.advice import NEGATIVE_GATE_CUES, advised_against_brands, avoid_list_brands
 from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_table
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
@@ -199,6 +199,7 @@ class Analyzer:
                 ranks.setdefault(option, position)
         gates_end = self.gates_end
         advised = advised_against_brands(body, accepted, [start for index, start, _ in markers if index < gates_end])
+        advised |= avoid_list_brands(body, accepted)
         mentions: dict[str, list[int]] = {}  # each brand's hit starts, the brands in order of first mention
         for hit in accepted:
             mentions.setdefault(hit.brand, []).append(hit.start)
