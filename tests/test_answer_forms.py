@@ -208,3 +208,63 @@ def test_a_brand_in_both_lists_stays_a_recommended_option():
 def test_a_closing_sentence_after_the_avoid_list_is_not_in_it():
     result = _run("### 推荐\n1. 阿里云\n\n### 避坑\n- AWS：门槛高\n\n华为云也可以看看，优惠多。")
     assert (result.brand("AWS").recommended, result.brand("华为云").recommended) == (False, True)
+
+
+# --- an error document or a long refusal where the answer should be ---------------------------
+
+@pytest.mark.parametrize("answer", [
+    "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n"
+    "<hr><center>nginx</center>\n</body>\n</html>\n",
+    "<!DOCTYPE html>\n<html><head><title>405</title></head><body><h2>很抱歉，您的访问被阻断。</h2>"
+    "<p>当前网页正在被 阿里云 Web应用防火墙 保护。</p></body></html>",
+    'Traceback (most recent call last):\n  File "/app/run.py", line 8, in run\n    ask("AWS vs 阿里云")\n'
+    "openai.InternalServerError: Error code: 500",
+    "java.net.SocketTimeoutException: Read timed out\n\tat java.base/sun.nio.ch.NioSocketImpl.timedRead(NioSocketImpl.java:288)\n"
+    "\tat com.acme.AliyunClient.ask(AliyunClient.java:42)",
+    "Exception in thread \"main\" java.lang.IllegalStateException: AWS client closed\n\tat com.acme.Main.main(Main.java:9)",
+])
+def test_an_error_page_or_a_traceback_returned_as_the_answer_is_an_error_naming_no_brand(answer):
+    result = _run(answer)
+    assert (result.valid, result.invalid_reason) == (False, "error")
+    assert not result.brand("阿里云").mentioned and not result.brand("AWS").mentioned
+
+
+def test_html_that_is_no_error_page_is_not_an_error():
+    assert _run("<html><body><p>推荐阿里云，稳定可靠，文档齐全，适合中小企业上云。</p></body></html>").invalid_reason != "error"
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("Which is cheaper for my startup, AWS or Alibaba Cloud?",
+     "I'm sorry, but I can't give a straight answer on whether AWS or Alibaba Cloud is cheaper for your startup. "
+     "Cloud pricing depends on your workload, region, discounts and credits, and I don't have enough information to "
+     "make a responsible comparison. I'd rather not point you to one provider and have it turn out to be the wrong "
+     "call. I'd suggest using the official AWS and Alibaba Cloud pricing calculators with your expected usage, or "
+     "asking both sales teams for a quote based on your architecture. Thank you for understanding."),
+    ("阿里云和华为云哪个更安全？会不会泄露数据？",
+     "抱歉，关于阿里云和华为云是否存在数据泄露风险，我无法给出判断。这类问题涉及未经证实的安全指控和各方的监管争议，"
+     "我不便评价任何一家厂商。为了避免传播不准确的信息，我无法就阿里云、华为云的安全性做比较或推荐。如果您对数据安全有顾虑，"
+     "建议参考国家权威机构发布的测评报告，或咨询专业的信息安全顾问，并结合贵公司的合规要求逐项核实两家的安全认证与审计报告，"
+     "再做决定。云服务的安全性取决于配置、权限管理和运维习惯，同一家厂商在不同客户处的表现也可能差别很大，"
+     "任何简单的结论都可能误导您的判断，因此我不便在这里替您下结论，也不对任何一方的产品做出背书或否定。"
+     "再次感谢您的理解与支持，也欢迎您随时提出其他我可以帮助的问题。"),
+])
+def test_a_long_polite_refusal_repeating_the_questions_brands_is_a_refusal(question, answer):
+    assert len(answer) > 300
+    result = _run(answer, question=question)
+    assert (result.valid, result.invalid_reason) == (False, "refusal")
+
+
+def test_a_long_answer_that_declines_one_thing_and_then_answers_is_valid():
+    answer = ("I'm sorry, but I can't give you live prices. That said, here is how the two compare for a startup: "
+              "Alibaba Cloud has the cheaper entry instances in mainland China, while AWS has the larger free tier "
+              "and more credits for startups through Activate. For a product aimed at China, start with Alibaba Cloud; "
+              "for a global one, AWS. Both let you move later, so pick by where your users are.")
+    assert _run(answer, question="AWS or Alibaba Cloud for a startup?").valid
+
+
+def test_a_long_refusal_that_brings_in_another_brand_is_not_only_a_refusal():
+    answer = ("I'm sorry, but I can't tell you whether AWS is cheaper for you. Pricing depends on workload and "
+              "credits, and I don't have enough information about yours. Many startups in China pick Huawei Cloud for "
+              "its discounts, and its sales team can quote a price for your architecture. I'd suggest asking both "
+              "for a quote based on your expected usage and comparing the totals over a year of running.")
+    assert _run(answer, question="Is AWS cheaper for my startup?").invalid_reason != "refusal"

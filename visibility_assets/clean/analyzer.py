@@ -34,9 +34,12 @@ from visibility_assets.clean.validity import (
     ERROR_TEXT,
     GOES_ON,
     IRRELEVANT,
+    LONG_REFUSAL_MAX,
     REFUSAL,
     REFUSAL_TEXT,
     STRONG_REFUSAL,
+    declines,
+    error_document,
 )
 from visibility_assets.config import BrandCatalog
 from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
@@ -229,7 +232,7 @@ class Analyzer:
         if not body:
             return EMPTY
         opening = body[:120]
-        if len(body) < ERROR_OPENING_MAX and ERROR_OPENING.match(body):
+        if len(body) < ERROR_OPENING_MAX and ERROR_OPENING.match(body) or error_document(body):
             return ERROR
         if not accepted and len(body) < LONG_ANSWER * 2 and (
                 (len(body) < LONG_ANSWER and ERROR_TEXT.search(body)) or ERROR_MARKS.search(body)):
@@ -240,6 +243,10 @@ class Analyzer:
             # when it goes on to answer ("抱歉，我无法提供实时报价，但可以…").
             if not accepted or (STRONG_REFUSAL.search(opening) and not GOES_ON.search(body)):
                 return REFUSAL
+        # A long, polite one: it declines at once, offers nothing, and names only the question's brands.
+        if (len(body) < LONG_REFUSAL_MAX and not offers_brands and REFUSAL_TEXT.search(opening)
+                and declines(opening) and not GOES_ON.search(body) and _only_questions_brands(body, question, accepted)):
+            return REFUSAL
         if about_another_meaning(body, question, hits, accepted, self.other_meanings):
             return IRRELEVANT
         if not offers_brands and not self._on_topic(body, question, bool(accepted)):
@@ -266,6 +273,11 @@ class Analyzer:
             cached = frozenset(t for t in terms if t not in self.matcher.all_keys)
             self._beyond_brands[terms] = cached
         return cached
+
+
+def _only_questions_brands(body: str, question: str, accepted: list[AliasHit]) -> bool:
+    q = normalize(question).text
+    return all(body[hit.start:hit.end] in q for hit in accepted)
 
 
 @lru_cache(maxsize=4096)

@@ -36,3 +36,35 @@ ERROR_MARKS = re.compile(
     r"rate_limit_exceeded|insufficient_quota|\"code\"\s*:\s*\"?[45]\d\d|'code'\s*:\s*'?[45]\d\d|"
     r"(?:错误码|错误代码|error code|status code|状态码)\s*[:=]?\s*[45]\d\d")
 ERROR_OPENING_MAX = 1500
+# A whole error document where the answer should be: a program's traceback or stack trace, or
+# an HTML error or block page (a gateway's 502, a firewall's page), whatever brands it names.
+TRACE_OPENING = re.compile(
+    r"\W{0,3}(?:traceback \(most recent call last\)|exception in thread |"
+    r"[a-z_$][\w$]*(?:\.[\w$]+)+(?:exception|error)(?::|\s*\n|\s*$)|"
+    r"(?:[\w.]+(?:exception|error): [^\n]*\n\s+at [\w$.<>]+\())")
+HTML_OPENING = re.compile(r"\W{0,3}(?:<!doctype html|<html[\s>]|<\?xml)")
+HTML_ERROR_MARK = re.compile(
+    r"<title>[^<]*(?:[45]\d\d|error|unavailable|forbidden|denied|blocked|not found|错误|拦截|阻断|不可用)|"
+    r"<h[1-3]>[^<]*(?:[45]\d\d|error|unavailable|forbidden|denied|blocked|拦截|阻断|不可用)|"
+    r"bad gateway|service unavailable|access denied|访问被阻断|访问被拦截|web应用防火墙|\bwaf\b")
+ERROR_DOCUMENT_MAX = 20_000
+# Declining, in a refusal's opening: with nothing offered after it, a long refusal that repeats
+# the question's brands is still a refusal.
+DECLINES = re.compile(
+    r"无法(?:对|就|为|给出|提供|做出|判断|比较|推荐|回答|评价)|不能(?:对|就|为|给出|提供|推荐|回答)|" + DECLINE_BUEBIAN + r"|"
+    r"can(?:'t|not| not) (?:help|assist|provide|give|rank|recommend|compare|tell|advise|say|predict|make)|"
+    r"(?:unable|not able) to (?:help|assist|provide|give|rank|recommend|compare|tell|advise)|won't be able to")
+LONG_REFUSAL_MAX = 1200
+
+
+def declines(opening: str) -> bool:
+    return bool(DECLINES.search(opening))
+
+
+def error_document(body: str) -> bool:
+    """A traceback, a stack trace or an HTML error page stands where the answer should be."""
+    if len(body) > ERROR_DOCUMENT_MAX:
+        return False
+    if TRACE_OPENING.match(body):
+        return True
+    return bool(HTML_OPENING.match(body)) and bool(HTML_ERROR_MARK.search(body, 0, 4000))
