@@ -268,3 +268,30 @@ def test_a_long_refusal_that_brings_in_another_brand_is_not_only_a_refusal():
               "its discounts, and its sales team can quote a price for your architecture. I'd suggest asking both "
               "for a quote based on your expected usage and comparing the totals over a year of running.")
     assert _run(answer, question="Is AWS cheaper for my startup?").invalid_reason != "refusal"
+
+
+# --- a list of dates, incidents or topics is no option list -----------------------------------
+
+@pytest.mark.parametrize("answer", [
+    "影响较大的故障：\n\n- 2023年11月：阿里云大规模宕机。\n- 2024年4月：华为云控制台异常。\n- 2024年7月：AWS 新加坡区故障。\n\n做好多可用区部署更重要。",
+    "The biggest outages:\n\n1. **July 19 – Azure**: a faulty update took down Alibaba Cloud mirrors.\n"
+    "2. **October 24 – AWS us-east-1**: half a day down.\n3. **Dec 3 – Huawei Cloud**: a storage fault.\n",
+    "Notable outages:\n\n- **AWS**: in December 2023 a region outage.\n- **Alibaba Cloud**: in November 2023 the console "
+    "went down.\n- **Huawei Cloud**: in 2024 a storage fault.\n",
+])
+def test_a_timeline_of_events_ranks_no_brand(answer):
+    result = _run(answer, question="各家云服务最近出过哪些故障？ Which outages did they have?")
+    assert result.valid
+    assert [result.brand(b).list_rank for b in ("阿里云", "AWS", "华为云")] == [None, None, None]
+
+
+def test_a_timeline_does_not_hide_the_real_option_list_after_it():
+    answer = ("近年故障：\n- 2023年11月：阿里云宕机\n- 2024年7月：AWS 故障\n\n仍然推荐：\n1. 华为云：稳定\n2. 阿里云：生态全\n")
+    result = _run(answer)
+    assert (result.brand("华为云").list_rank, result.brand("阿里云").list_rank, result.brand("AWS").list_rank) == (1, 2, None)
+
+
+def test_an_option_list_that_mentions_a_year_in_passing_is_still_an_option_list():
+    answer = "推荐：\n1. 阿里云：2009 年成立，生态最全\n2. 华为云：政企客户多\n3. AWS：全球覆盖\n"
+    result = _run(answer)
+    assert [result.brand(b).list_rank for b in ("阿里云", "华为云", "AWS")] == [1, 2, 3]

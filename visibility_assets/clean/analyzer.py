@@ -46,7 +46,7 @@ from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.2.1"
+ANALYZER_VERSION = "1.3.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -285,7 +285,9 @@ def _question_terms(question: str) -> frozenset[str]:
     """CJK bigrams and Latin words of a question (questions repeat: cached)."""
     q = normalize(question).text
     terms = {q[i:i + 2] for i in range(len(q) - 1) if CJK.match(q[i]) and CJK.match(q[i + 1])}
-    return frozenset(terms | {w for w in WORD.findall(q) if w not in STOPWORDS})
+    # A plural is kept without its s, so that the singular counts too ("outages", "outage").
+    return frozenset(terms | {w[:-1] if len(w) > 4 and w.endswith("s") else w
+                              for w in WORD.findall(q) if w not in STOPWORDS})
 
 
 def _weighs_options(body: str) -> bool:
@@ -300,16 +302,35 @@ def _weighs_options(body: str) -> bool:
 
 def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None, list[str | None]]:
     """The first structure whose items offer a brand, with the brand each item offers (its
-    list_rank is the item's position)."""
+    list_rank is the item's position). A timeline is no option list."""
     starts = [h.start for h in accepted]
     for structure in find_structures(body):
         if structure.intro[1] and structure.kind in ("numbered", "bullet") and _describes_one_brand(
                 body, structure.intro, accepted, starts):
             continue
+        if _is_timeline(body, structure.items):
+            continue
         options = [_option_of(body, item, accepted, starts) for item in structure.items]
         if any(options):
             return structure, options
     return None, []
+
+
+# A date, as an item of a timeline opens: 2023年11月, 2024-03, 12月, July 19, Q3 2024.
+DATE = (r"(?:(?:19|20)\d\d\s*(?:年|[-/.]\d|\b)|\d{1,2}\s*月\s*\d{0,2}|"
+        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2}\b|(?:19|20)\d\d)|"
+        r"q[1-4]\s*(?:19|20)\d\d)")
+DATED_LEAD = re.compile(r"[\W_]{0,4}" + DATE)
+# An item about an event of the brand its lead names: "**Tesla**: in December 2023 it recalled ...".
+DATED_AFTER_LEAD = re.compile(r"[*\s:：–—-]{0,6}(?:(?:in|on|since)\s+|于|在)?" + DATE)
+
+
+def _is_timeline(body: str, items: list) -> bool:
+    """Most items open with a date, or name a brand and then a date: a list of events (incidents,
+    releases, recalls), not of options."""
+    dated = sum(1 for start, end, _ in items
+                if DATED_LEAD.match(body, start, end) or DATED_AFTER_LEAD.match(body, end, end + 30))
+    return dated >= 2 and dated >= 0.6 * len(items)
 
 
 def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[AliasHit], starts: list[int]) -> bool:
