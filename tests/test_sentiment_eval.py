@@ -34,7 +34,7 @@ LABELS = ("positive", "neutral", "negative")
 MIN_ACCURACY = 0.52
 MIN_MACRO_F1 = 0.52
 MIN_MACRO_F1_OVER_MAJORITY = 0.15  # absolute macro-F1 points above the majority-class baseline
-MIN_PAIRS = 170
+MIN_PAIRS = 600
 
 Labeller = Callable[[str, str, str, str], "str | None"]
 
