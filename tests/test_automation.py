@@ -93,8 +93,9 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     # The report job makes the SQL views (and runs their tests over all history), then the report.
     assert defs.resolve_job_def("report_job").asset_layer.selected_asset_keys == {
         AssetKey("visibility_report"), *(AssetKey(name) for name in
-                                         ("stg_samples", "stg_brand_results", "int_partition_requests",
-                                          "mention_metrics", "visibility_alerts"))}
+                                         ("stg_samples", "stg_brand_results", "stg_judge_verdicts",
+                                          "int_partition_requests", "int_brand_results", "mention_metrics",
+                                          "visibility_alerts", "sentiment_agreement"))}
 
 
 def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, visibility_home):

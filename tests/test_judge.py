@@ -226,3 +226,42 @@ def test_the_metrics_count_the_judges_label_where_it_gave_one_and_say_so(judged_
     lexicon_disagrees = table("""SELECT count(*) FROM judge_verdicts v JOIN sample_brand_results b
                                  USING (request_key, brand) WHERE v.sentiment <> b.sentiment""")[0][0]
     assert lexicon_disagrees > 0  # the figures above are the judge's, not the lexicon's
+
+
+@pytest.mark.dagster
+@pytest.mark.parametrize("judged_setup", [PlatformBehaviour(latency_s=(0.001, 0.01), judge_error_rate=0.3)],
+                         indirect=True)
+def test_the_agreement_of_judge_and_lexicon_is_cohens_kappa_per_platform_and_week(judged_setup):
+    from tests.pipeline import materialize_for
+    server, run, _ = judged_setup
+    run()
+    assert materialize_for(["sentiment_agreement"], DAY, PLATFORM).success
+    pairs = table("""SELECT v.sentiment, b.sentiment FROM judge_verdicts v
+                     JOIN sample_brand_results b USING (request_key, brand) WHERE b.mentioned AND b.valid""")
+    n = len(pairs)
+    observed = sum(j == lex for j, lex in pairs) / n
+    labels = ("positive", "neutral", "negative")
+    chance = sum(sum(j == lab for j, _ in pairs) * sum(lex == lab for _, lex in pairs) for lab in labels) / n / n
+    (row,) = table("SELECT platform, labelled_by_both, agreement, chance_agreement, kappa FROM sentiment_agreement")
+    assert row[:2] == (PLATFORM, n)
+    assert row[2:] == pytest.approx((observed, chance, (observed - chance) / (1 - chance)))
+
+
+@pytest.mark.dagster
+def test_the_report_names_the_judge_beside_its_sentiment_figures_with_its_agreement(judged_setup):
+    from dagster import materialize
+
+    from tests.pipeline import materialize_for, partitions, resources
+    from visibility_assets.measure.defs import build_sql_assets
+    from visibility_assets.measure.project import load_project
+    from visibility_assets.report.defs import visibility_report
+    server, run, _ = judged_setup
+    run()
+    every_model = [key.to_user_string() for a in build_sql_assets(partitions(), load_project()) for key in a.keys]
+    assert materialize_for(every_model, DAY, PLATFORM).success
+    result = materialize([visibility_report], resources=resources())
+    path = result.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
+    html = open(path, encoding="utf-8").read()
+    eligible_mentions = table("SELECT count(*) FROM judge_verdicts")[0][0]
+    assert f"<b>Method: the judge model</b> deepseek-flash (prompt v1) labelled {eligible_mentions} of" in html
+    assert "Cohen's κ" in html and f"<td>{PLATFORM}</td><td>deepseek-flash (v1)</td>" in html

@@ -234,5 +234,17 @@ def main() -> None:
     print(json.dumps(report, ensure_ascii=False, indent=1))
 
 
+def test_the_accuracy_the_report_prints_is_the_one_measured_for_this_analyzer():
+    from visibility_assets.clean.analyzer import ANALYZER_VERSION
+    from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+
+    held_out = halves(load_set())[1]
+    scores = evaluate(ProductLabeller(), held_out)
+    measured = (ANALYZER_VERSION, len(held_out), round(scores["accuracy"], 3), round(scores["macro_f1"], 3),
+                round(scores["majority"]["accuracy"], 3))
+    assert (LEXICON_HELD_OUT.analyzer_version, LEXICON_HELD_OUT.pairs, LEXICON_HELD_OUT.accuracy,
+            LEXICON_HELD_OUT.macro_f1, LEXICON_HELD_OUT.majority_accuracy) == measured
+
+
 if __name__ == "__main__":
     main()

@@ -155,3 +155,22 @@ def test_the_workspace_reads_a_lake_with_a_postgresql_catalog(tmp_path, monkeypa
                                 [LAST_DAY]).fetchone()[0]
         assert [f["value"] for f in body["figures"] if f["metric"] == "mention_rate"] == [pytest.approx(rate)] * 2
         assert client.get(f"/api/answers?from={DAY}&to={DAY}").json()["total"] > 0
+
+
+def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_worth(workspace):
+    from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+
+    client = workspace.client("vera")
+    query = f"brand=腾讯云&from={FIRST}&to={DAY}"
+    methods = {row["platform"]: row for row in client.get(f"/api/overview?{query}").json()["sentiment_method"]}
+    assert (methods["deepseek"]["method"], methods["kimi"]["method"]) == ("lexicon", "judge")  # kimi is judged
+    assert methods["all"]["method"] == "judge and lexicon"
+    assert methods["deepseek"]["kappa"] is None and methods["deepseek"]["judged"] == 0
+    with reading(workspace.lake) as conn:
+        week, kappa, judge = conn.execute(
+            "SELECT week, kappa, judge_model FROM sentiment_agreement WHERE platform = 'kimi'"
+            " ORDER BY week DESC LIMIT 1").fetchone()
+    assert (methods["kimi"]["week"], methods["kimi"]["kappa"]) == (week.isoformat(), pytest.approx(kappa))
+    assert methods["kimi"]["judge"] == f"{judge} (prompt v1)"
+    page = client.get(f"/overview?{query}").text
+    assert str(escape(LEXICON_HELD_OUT.sentence())) in page and 'id="sentiment-method"' in page

@@ -17,6 +17,8 @@ from visibility_assets.collect.collector import collect_partitions
 from visibility_assets.collect.publish import publish
 from visibility_assets.config import VisibilityConfig, load_config
 from visibility_assets.core.partitions import Partition
+from visibility_assets.judge.defs import read_items, write_outcomes
+from visibility_assets.judge.run import judge_partition
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import materialize_model
 from visibility_assets.serve.accounts import Accounts
@@ -28,7 +30,7 @@ from visibility_assets.warehouse.resource import WarehouseResource
 
 
 def build_lake(home: Path, config: VisibilityConfig, last_day: date, days: int,
-               platforms: tuple[str, ...]) -> LakeSettings:
+               platforms: tuple[str, ...], judged: tuple[str, ...] = ()) -> LakeSettings:
     settings = LakeSettings.from_env(home)
     warehouse = WarehouseResource.from_settings(settings)
     partitions = [Partition(last_day - timedelta(days=offset), name)
@@ -36,9 +38,17 @@ def build_lake(home: Path, config: VisibilityConfig, last_day: date, days: int,
     run_id = uuid.uuid4().hex
     with in_process(SimulatorSettings(seed=3, default=FAST)):
         outcomes = collect_partitions(config, partitions, run_id, settings)
-    assert all(o.error is None for o in outcomes), [str(o.error) for o in outcomes]
-    publish(warehouse, outcomes, run_id)
-    clean_partitions(partitions, config.catalog, warehouse, run_id, config.domains)
+        assert all(o.error is None for o in outcomes), [str(o.error) for o in outcomes]
+        publish(warehouse, outcomes, run_id)
+        clean_partitions(partitions, config.catalog, warehouse, run_id, config.domains)
+        # The judge (judge.yaml) labels the `judged` platforms' answers; the others keep the lexicon's.
+        chosen = [p for p in partitions if p.platform in judged]
+        if chosen:
+            items = read_items(warehouse, chosen)
+            outcomes = [judge_partition(config, settings, str(day), name,
+                                        [i for i in items if (i.date, i.platform) == (str(day), name)], run_id)
+                        for day, name in chosen]
+            write_outcomes(warehouse, outcomes, chosen)
     project = load_project()
     for model in project.models.values():
         materialize_model(warehouse, project, model, partitions if model.partitioned else [], run_id)
@@ -48,6 +58,7 @@ LAST_DAY = date(2026, 11, 20)
 DAYS = 5
 DAY, FIRST_DAY = LAST_DAY.isoformat(), (LAST_DAY - timedelta(days=DAYS - 1)).isoformat()
 PLATFORMS = ("deepseek", "kimi")
+JUDGED = ("kimi",)  # the judge labels kimi's answers; deepseek's keep the lexicon's labels
 PASSWORD = "correct horse battery"
 USERS = {"vera": "viewer", "ana": "analyst", "adam": "admin"}
 HOSTILE_BRAND = """O'Neil "Cloud"'); DROP TABLE mention_metrics; -- <b>bold</b>"""
@@ -89,8 +100,9 @@ def built_workspace(home: Path) -> Workspace:
     with open(directory / "brands.yaml", "a", encoding="utf-8") as brands:  # a name that is hostile SQL and HTML
         brands.write(f"  - name: '{HOSTILE_BRAND.replace(chr(39), chr(39) * 2)}'\n    category: cloud\n"
                      "    aliases: [Hostile Cloud]\n")
+    (directory / "judge.yaml").write_text("judge:\n  platform: deepseek\n", encoding="utf-8")
     config = load_config(directory)
-    lake = build_lake(home, config, LAST_DAY, DAYS, PLATFORMS)
+    lake = build_lake(home, config, LAST_DAY, DAYS, PLATFORMS, judged=JUDGED)
     built = Workspace(home, config, lake)
     for name, role in USERS.items():
         built.accounts.add(name, role, PASSWORD)

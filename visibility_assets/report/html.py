@@ -11,6 +11,7 @@ import duckdb
 from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from visibility_assets.report.quality import quality_section
+from visibility_assets.report.sentiment import sentiment_method_note
 from visibility_assets.report.sources import sources_section
 
 TREND_DAYS = 30
@@ -28,6 +29,11 @@ th { background: #f9fafb; text-align: left; } .up { color: #16a34a; } .down { co
 
 def latest_date(conn: duckdb.DuckDBPyConnection) -> Date | None:
     return conn.execute("SELECT max(date) FROM mention_metrics").fetchone()[0]
+
+
+def _has(conn: duckdb.DuckDBPyConnection, relation: str) -> bool:
+    return bool(conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                             [relation]).fetchone()[0])
 
 
 def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
@@ -57,9 +63,10 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
     sections += [
         "<h2>How each AI speaks of each brand</h2>",
+        sentiment_method_note(conn, day, _has(conn, "sentiment_agreement")),
         '<p class="note">Of the answers that name a brand, the share whose sentences about it are positive, and'
-        " the share negative (analyzer cues: praise and criticism, negation, contrast; a brand both praised and"
-        " criticised counts as neutral). Dot: the share; bar: 95% interval.</p>"]
+        " the share negative (a brand both praised and criticised counts as neutral). Dot: the share; bar: its"
+        " 95% interval, which covers the sampling error only, not the labels' own errors above.</p>"]
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", '<p class="note">Positive share of mentions</p>',
                      _rate_chart(conn, day, category, platforms, POSITIVE_RATE),

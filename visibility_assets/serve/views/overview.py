@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import duckdb
 
+from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
@@ -126,6 +127,47 @@ ORDER BY date, platform
 """
 
 
+# Who labelled the sentiment figures' mentions, per platform: the judge (judge.yaml) or the
+# lexicon, and the judge's agreement with the lexicon in the period's latest week (sentiment_agreement).
+SENTIMENT_METHOD = """
+WITH mentions AS (
+    SELECT coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
+           sum(judge_labelled_answers) AS judged
+    FROM mention_metrics
+    WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, platform))
+    GROUP BY GROUPING SETS ((platform), ())
+)
+SELECT platform, mentioned, judged,
+       CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 THEN 'lexicon' WHEN judged = mentioned THEN 'judge'
+            ELSE 'judge and lexicon' END AS method
+FROM mentions
+ORDER BY platform = 'all' DESC, platform
+"""
+AGREEMENT = """
+SELECT platform, arg_max(week, week) AS week, arg_max(judge_model || ' (prompt ' || judge_prompt_version || ')', week)
+           AS judge, arg_max(labelled_by_both, week) AS labelled_by_both, arg_max(agreement, week) AS agreement,
+       arg_max(kappa, week) AS kappa
+FROM sentiment_agreement
+WHERE week BETWEEN CAST(date_trunc('week', CAST($start AS DATE)) AS DATE) AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+GROUP BY platform
+"""
+
+
+def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
+    """Per platform, which method labelled the mentions and, for the judge, its agreement with the lexicon."""
+    grid = Grid.of(conn.execute(SENTIMENT_METHOD, filters.params("brand", "category", "start", "end", "platforms")))
+    agreement = {}
+    if conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'sentiment_agreement'"
+                    ).fetchone()[0]:
+        rows = Grid.of(conn.execute(AGREEMENT, filters.params("start", "end", "platforms"))).rows
+        agreement = {row["platform"]: row for row in rows}
+    extra = ("judge", "week", "labelled_by_both", "agreement", "kappa")
+    rows = tuple({**row, **{k: agreement.get(row["platform"], {}).get(k) for k in extra}} for row in grid.rows)
+    return Grid(grid.columns + extra, rows)
+
+
 def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
     figures = Grid.of(conn.execute(FIGURES, filters.params("brand", "category", "start", "end", "previous_start",
                                                            "platforms")))
@@ -135,6 +177,7 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
     for row in figures.rows:
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
-    return {"tables": {"figures": figures, "trend": trend, "model_changes": changes},
-            "by_metric": by_metric, "columns": columns}
+    return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
+                       "sentiment_method": sentiment_method(conn, filters)},
+            "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence()}
 
