@@ -263,5 +263,7 @@ def test_the_report_names_the_judge_beside_its_sentiment_figures_with_its_agreem
     path = result.asset_materializations_for_node("visibility_report")[0].metadata["path"].value
     html = open(path, encoding="utf-8").read()
     eligible_mentions = table("SELECT count(*) FROM judge_verdicts")[0][0]
-    assert f"<b>Method: the judge model</b> deepseek-flash (prompt v1) labelled {eligible_mentions} of" in html
+    mentioned = table("SELECT count(*) FROM sample_brand_results WHERE mentioned")[0][0]
+    labelled = f"all {mentioned} mentions" if eligible_mentions == mentioned else f"{eligible_mentions} of {mentioned}"
+    assert f"<b>Method: the judge model</b> deepseek-flash (prompt v1) labelled {labelled}" in html
     assert "Cohen's κ" in html and f"<td>{PLATFORM}</td><td>deepseek-flash (v1)</td>" in html

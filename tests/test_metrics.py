@@ -177,7 +177,7 @@ def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
     assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
     from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
     # beside the sentiment figures: the method, and what its labels are worth
-    assert "Method: the lexicon" in html and f"{LEXICON_HELD_OUT.pairs} held-out hand-labelled" in html
+    assert "Method: the lexicon" in html and f"of {LEXICON_HELD_OUT.pairs} held-out hand-labelled" in html
 
 
 @pytest.mark.dagster

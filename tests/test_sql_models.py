@@ -888,7 +888,7 @@ def test_the_sources_are_declared_once_with_the_asset_writing_each():
     read = {ref for model in shipped_project().models.values() for ref in model.sources}
     assert read == {"raw_ai_responses", "collection_requests", "http_attempts", "collection_runs", "collection_tasks",
                     "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations",
-                    "judge_verdicts"}
+                    "judge_verdicts", "entity_matches"}
     assert all(source.description for source in sources.values())
 
 

@@ -20,7 +20,8 @@ class MeasuredAccuracy:
     majority_accuracy: float  # always answering the half's most frequent label
 
     def sentence(self) -> str:
-        return (f"the lexicon's label was right on {self.accuracy:.0%} of {self.pairs} held-out hand-labelled"
+        return (f"the lexicon (analyzer {self.analyzer_version}) was right on {self.accuracy:.0%} of {self.pairs}"
+                f" held-out hand-labelled"
                 f" brand-answer pairs (macro-F1 {self.macro_f1:.2f}; always guessing the commonest label:"
                 f" {self.majority_accuracy:.0%})")
 

@@ -31,11 +31,6 @@ def latest_date(conn: duckdb.DuckDBPyConnection) -> Date | None:
     return conn.execute("SELECT max(date) FROM mention_metrics").fetchone()[0]
 
 
-def _has(conn: duckdb.DuckDBPyConnection, relation: str) -> bool:
-    return bool(conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                             [relation]).fetchone()[0])
-
-
 def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
     platforms = [p for (p,) in conn.execute(
         "SELECT DISTINCT platform FROM mention_metrics WHERE date = ? ORDER BY platform", [day]).fetchall()]
@@ -63,7 +58,7 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
     sections += [
         "<h2>How each AI speaks of each brand</h2>",
-        sentiment_method_note(conn, day, _has(conn, "sentiment_agreement")),
+        sentiment_method_note(conn, day),
         '<p class="note">Of the answers that name a brand, the share whose sentences about it are positive, and'
         " the share negative (a brand both praised and criticised counts as neutral). Dot: the share; bar: its"
         " 95% interval, which covers the sampling error only, not the labels' own errors above.</p>"]

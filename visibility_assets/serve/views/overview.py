@@ -14,6 +14,7 @@ import duckdb
 from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
+from visibility_assets.warehouse.db import has_relation
 
 # (metric, numerator, denominator) over the pooled counts: each is a proportion.
 SHARES = """
@@ -155,12 +156,37 @@ GROUP BY platform
 """
 
 
+# What the AIs say about the brand in the period's latest week: the judge's most quoted claims
+# and the lexicon's most frequent cues, pooled over the chosen platforms (brand_claims).
+CLAIMS_SHOWN = 8
+CLAIMS = """
+WITH chosen AS (
+    SELECT * FROM brand_claims
+    WHERE brand = $brand AND week BETWEEN CAST(date_trunc('week', CAST($start AS DATE)) AS DATE) AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, platform))
+),
+latest AS (SELECT * FROM chosen WHERE week = (SELECT max(week) FROM chosen)),
+naming AS (SELECT sum(mentioned_answers) AS mentioned FROM (SELECT DISTINCT platform, mentioned_answers FROM latest))
+SELECT kind, phrase, max(week) AS week, sum(answers) AS answers, sum(answers) / max(naming.mentioned) AS share,
+       bool_and(new_this_week) AS new_this_week, string_agg(platform, ', ' ORDER BY platform) AS platforms
+FROM latest, naming
+GROUP BY kind, phrase
+QUALIFY row_number() OVER (PARTITION BY kind ORDER BY sum(answers) DESC, phrase) <= $shown
+ORDER BY kind, answers DESC, phrase
+"""
+
+
+def claims(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
+    if not has_relation(conn, "brand_claims"):
+        return Grid(("kind", "phrase", "week", "answers", "share", "new_this_week", "platforms"), ())
+    return Grid.of(conn.execute(CLAIMS, {**filters.params("brand", "start", "end", "platforms"), "shown": CLAIMS_SHOWN}))
+
+
 def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     """Per platform, which method labelled the mentions and, for the judge, its agreement with the lexicon."""
     grid = Grid.of(conn.execute(SENTIMENT_METHOD, filters.params("brand", "category", "start", "end", "platforms")))
     agreement = {}
-    if conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'sentiment_agreement'"
-                    ).fetchone()[0]:
+    if has_relation(conn, "sentiment_agreement"):
         rows = Grid.of(conn.execute(AGREEMENT, filters.params("start", "end", "platforms"))).rows
         agreement = {row["platform"]: row for row in rows}
     extra = ("judge", "week", "labelled_by_both", "agreement", "kappa")
@@ -178,6 +204,6 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
-                       "sentiment_method": sentiment_method(conn, filters)},
+                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters)},
             "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence()}
 
