@@ -166,10 +166,13 @@ WITH chosen AS (
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
 ),
 latest AS (SELECT * FROM chosen WHERE week = (SELECT max(week) FROM chosen)),
-naming AS (SELECT sum(mentioned_answers) AS mentioned FROM (SELECT DISTINCT platform, mentioned_answers FROM latest))
+naming AS (  -- per kind, the answers naming the brand on the platforms that have that kind (claims: judged ones)
+    SELECT kind, sum(mentioned_answers) AS mentioned FROM (SELECT DISTINCT kind, platform, mentioned_answers FROM latest)
+    GROUP BY kind
+)
 SELECT kind, phrase, max(week) AS week, sum(answers) AS answers, sum(answers) / max(naming.mentioned) AS share,
        bool_and(new_this_week) AS new_this_week, string_agg(platform, ', ' ORDER BY platform) AS platforms
-FROM latest, naming
+FROM latest JOIN naming USING (kind)
 GROUP BY kind, phrase
 QUALIFY row_number() OVER (PARTITION BY kind ORDER BY sum(answers) DESC, phrase) <= $shown
 ORDER BY kind, answers DESC, phrase
