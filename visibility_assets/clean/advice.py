@@ -51,6 +51,8 @@ AVOID_TITLE_WORDS = ("避坑", "避雷", "不推荐", "不建议", "慎选", "�
 AVOID_TITLE = re.compile(
     r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(?:[^\w\s*#]{1,3}\s*)?(?:\d{1,2}[.)、]\s*)?(?:[^\n:*]{0,8}?)"
     r"(?:" + "|".join(map(re.escape, AVOID_TITLE_WORDS)) + r")[^\n:*]{0,14}?(?:\*\*)?\s*:?\s*(?:\*\*)?\s*$")
+AVOID_TITLE_WORD = re.compile("|".join(map(re.escape, AVOID_TITLE_WORDS)))
+AVOID_TITLE_MAX = 40  # characters of a title line, markup included
 AVOID_ITEM = re.compile(r"^\s*(?:[-*+•·]|\d{1,2}[.)、]|[\u2190-\u2bff\U0001f300-\U0001faff]\ufe0f?)\s*\S")
 
 
@@ -81,20 +83,26 @@ def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list
 def avoid_list_brands(body: str, accepted: list[AliasHit]) -> set[str]:
     """The brands named in the items of a list of options to avoid (AVOID_TITLE): the list runs
     from its title's next line over list items (blank lines between them too) and stops at the
-    first line of another kind, such as a closing sentence or the next heading."""
-    if not any(word in body for word in AVOID_TITLE_WORDS):
-        return set()
-    spans, offset, inside = [], 0, False
-    for line in body.split("\n"):
-        end = offset + len(line)
-        if AVOID_TITLE.match(line):
-            inside = True
-        elif inside and AVOID_ITEM.match(line):
-            spans.append((offset, end))
-        elif inside and line.strip() and not line.startswith((" ", "\t")):
-            inside = False
-        offset = end + 1
-    return {hit.brand for hit in accepted for start, end in spans if start <= hit.start < end}
+    first line of another kind, such as a closing sentence or the next heading. Only the short
+    lines that hold a title word are read as titles (most answers advise against in prose)."""
+    spans = []
+    for word in AVOID_TITLE_WORD.finditer(body):
+        line_start = body.rfind("\n", 0, word.start()) + 1
+        line_end = body.find("\n", word.end())
+        line_end = len(body) if line_end < 0 else line_end
+        if line_end - line_start > AVOID_TITLE_MAX or not AVOID_TITLE.match(body[line_start:line_end]):
+            continue
+        offset = line_end + 1
+        while offset < len(body):
+            end = body.find("\n", offset)
+            end = len(body) if end < 0 else end
+            line = body[offset:end]
+            if AVOID_ITEM.match(line):
+                spans.append((offset, end))
+            elif line.strip() and not line.startswith((" ", "\t")):
+                break
+            offset = end + 1
+    return {hit.brand for hit in accepted for start, end in spans if start <= hit.start < end} if spans else set()
 
 
 def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:

@@ -328,9 +328,13 @@ DATED_AFTER_LEAD = re.compile(r"[*\s:：–—-]{0,6}(?:(?:in|on|since)\s+|于|�
 def _is_timeline(body: str, items: list) -> bool:
     """Most items open with a date, or name a brand and then a date: a list of events (incidents,
     releases, recalls), not of options."""
-    dated = sum(1 for start, end, _ in items
-                if DATED_LEAD.match(body, start, end) or DATED_AFTER_LEAD.match(body, end, end + 30))
-    return dated >= 2 and dated >= 0.6 * len(items)
+    def dated(item) -> bool:
+        start, end, _ = item
+        return bool(DATED_LEAD.match(body, start, end) or DATED_AFTER_LEAD.match(body, end, end + 30))
+
+    if len(items) < 2 or not (dated(items[0]) or dated(items[1])):  # a timeline opens with its dates
+        return False
+    return sum(map(dated, items)) >= max(2, 0.6 * len(items))
 
 
 def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[AliasHit], starts: list[int]) -> bool:
