@@ -267,3 +267,27 @@ def test_the_report_names_the_judge_beside_its_sentiment_figures_with_its_agreem
     labelled = f"all {mentioned} mentions" if eligible_mentions == mentioned else f"{eligible_mentions} of {mentioned}"
     assert f"<b>Method: the judge model</b> deepseek-flash (prompt v1) labelled {labelled}" in html
     assert "Cohen's κ" in html and f"<td>{PLATFORM}</td><td>deepseek-flash (v1)</td>" in html
+
+
+def test_the_share_of_answers_judged_is_chosen_by_content_hash_the_same_every_run():
+    from visibility_assets.judge.plan import JudgeItem, sampled
+
+    items = [JudgeItem(f"k{i}", DAY, PLATFORM, "cloud", "q", "a", f"{i * 2654435761 % 2**32:08x}" + "0" * 24, ("阿里云",))
+             for i in range(2000)]
+    chosen = [item for item in items if sampled(item, 0.25)]
+    assert 0.22 < len(chosen) / len(items) < 0.28
+    assert chosen == [item for item in items if sampled(item, 0.25)] and all(sampled(i, 1.0) for i in items)
+
+
+@pytest.mark.dagster
+def test_the_judges_daily_budget_defers_the_rest_and_says_why(judged_setup):
+    server, run, directory = judged_setup
+    (directory / "judge.yaml").write_text(f"judge:\n  platform: {JUDGE}\n  max_cost_per_day: 0.0001\n",
+                                          encoding="utf-8")
+    run()
+    statuses = dict(table("SELECT status, count(*) FROM judge_calls GROUP BY 1"))
+    assert statuses.get("judged", 0) >= 1 and statuses["unsent"] >= 1
+    assert table("SELECT sum(cost) FROM judge_calls")[0][0] >= 0.0001  # the budget was reached, then no more
+    errors = {e for (e,) in table("SELECT DISTINCT error FROM judge_calls WHERE status = 'unsent'")}
+    assert errors == {"deferred: judge.yaml's max_cost_per_day (0.0001) is spent for the day"}
+    assert server.app.stats[JUDGE].judged == statuses["judged"]

@@ -147,6 +147,8 @@ def _rows_of(outcome: JudgeOutcome, item: JudgeItem, key: str, replies: dict[str
     else:
         status = UNSENT
         state, last = errors.get(request_key(key, len(answered) + 1), ("pending", None))
+        if state == "deferred":  # the judge has no deadline: its daily budget was spent
+            last = f"deferred: judge.yaml's max_cost_per_day ({platform.max_cost_per_day:g}) is spent for the day"
         error = (error + "; " if error else "") + (last or outcome.stopped or f"request {state}")
     costs = [s.cost for s in answered if s.cost is not None and not s.reused]
     identity = {"request_key": item.request_key, "date": date.fromisoformat(item.date), "platform": item.platform}
