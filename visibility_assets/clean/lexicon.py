@@ -13,7 +13,7 @@ POSITIVE_WORDS = (
     # comparatives and advice that favour a brand
     "更合适", "更好", "好得多", "更强", "最强", "顶级", "建议选", "建议用", "建议选择", "优先选", "优先考虑", "首推",
     "稳得多", "更稳", "有竞争力", "更有竞争力", "竞争力强", "更胜一筹", "胜出", "占优", "完胜", "值得入手", "值得购买",
-    "做得好", "出彩", "领先一步",
+    "做得好", "出彩", "领先一步", "性价比更高", "性价比最高", "上手更快",
     # en
     "recommend", "recommended", "best", "excellent", "great", "good", "strong", "reliable", "stable", "robust",
     "mature", "powerful", "leading", "leader", "affordable", "cheap", "cost-effective", "value for money",
@@ -21,7 +21,8 @@ POSITIVE_WORDS = (
     "solid", "impressive", "outstanding", "top choice", "top pick", "standout", "flexible", "seamless", "polished", "praised",
     "worth", "ideal", "love", "favorite", "favourite", "comprehensive", "smooth", "generous",
     "better", "winner", "clear winner", "the edge", "strongest", "superior", "best-in-class", "class-leading",
-    "stands out", "comfortable", "premium", "go with",
+    "stands out", "comfortable", "premium", "go with", "hard to beat", "tough to beat", "difficult to beat",
+    "can't go wrong", "no-brainer", "safest", "safe bet", "safer bet", "second to none",
 )
 NEGATIVE_WORDS = (
     # zh: faults, cost, risk, advice against
