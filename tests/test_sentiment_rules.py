@@ -35,6 +35,15 @@ def test_a_comparison_speaks_well_of_one_side_and_ill_of_the_other(analyzer):
     assert sentiments(analyzer, "选择云服务方案时，华为云的生态不如阿里云丰富。") == {"华为云": "negative", "阿里云": "positive"}
 
 
+def test_a_bare_comparison_without_a_word_for_the_aspect_still_ranks_the_two(analyzer):
+    assert sentiments(analyzer, "选择云服务方案时，华为云目前仍不如阿里云。") == {"华为云": "negative", "阿里云": "positive"}
+    assert sentiments(analyzer, "For a small team choosing cloud services, Huawei Cloud still lags behind AWS and"
+                      " Alibaba Cloud on global regions and tooling.", "Which cloud services are best for a small team?"
+                      ) == {"华为云": "negative", "AWS": "positive", "阿里云": "positive"}
+    # with a word for the aspect, that word decides, once
+    assert sentiments(analyzer, "选择云服务方案时，华为云的生态不如阿里云丰富。") == {"华为云": "negative", "阿里云": "positive"}
+
+
 def test_an_option_is_judged_by_its_own_block(analyzer):
     answer = ("可以考虑以下方案：\n1. **阿里云**：市场份额领先，产品线完善。\n"
               "2. **AWS**：全球覆盖广，但国内访问延迟高、价格偏贵。\n3. **华为云**：政企客户多。")

@@ -46,7 +46,7 @@ from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.3.1"
+ANALYZER_VERSION = "1.3.2"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -56,7 +56,9 @@ def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]], ad
     `body` (normalized, lower case). cues: find_cues; mentions: the starts of each brand's
     accepted hits, in text order, the brands in order of first mention; advised: the brands the
     answer advises against; starts: every accepted hit's start, sorted, once."""
-    contexts = mention_contexts(body, starts, cues.starts)
+    # A context with a comparison but no cue word is read too: "X 不如 Y" ranks the two by itself.
+    markers = sorted(cues.starts + cues.flips_before.starts) if cues.flips_before.starts else cues.starts
+    contexts = mention_contexts(body, starts, markers)
     scores: dict[tuple[int, int], Scored | object] = {}  # one that compares nothing scores the same for every brand
     judged = {}
     for name, brand_starts in mentions.items():
@@ -149,7 +151,29 @@ def _score_comparing(body: str, context: tuple[int, int], cues: AnswerCues, hits
         else:
             score_neg += weight
         found.append(("+" if positive else "-") + word)
+    for start, end, _ in _bare_comparisons(body, context, cues):
+        # "X 不如 Y", "X lags behind Y" with no word for the aspect: X loses one point, Y gains one.
+        before = any(start > hit >= _clause(body, start, low, high)[0] for hit in hits)
+        after = any(end <= hit < _clause(body, start, low, high)[1] for hit in hits)
+        if after and not before:
+            score_pos += 1.0
+            found.append("+" + body[start:end])
+        elif before and not after:
+            score_neg += 1.0
+            found.append("-" + body[start:end])
     return _scored(score_pos, score_neg, found)
+
+
+def _bare_comparisons(body: str, context: tuple[int, int], cues: AnswerCues) -> list:
+    """The comparisons of the context whose clause holds no cue word ("X 不如 Y", "lags behind Y")."""
+    low, high = context
+    flips = cues.flips_before
+    bare = []
+    for start, end, _ in flips.turns[bisect_left(flips.starts, low):bisect_left(flips.starts, high)]:
+        clause_start, clause_end = _clause(body, start, low, high)
+        if bisect_left(cues.starts, clause_start) == bisect_left(cues.starts, clause_end):
+            bare.append((start, end, None))
+    return bare
 
 
 def _turned_clauses(body: str, context: tuple[int, int], cues: AnswerCues, hits: list[int]) -> list[tuple[int, int]]:
