@@ -70,12 +70,11 @@ def score(gold: list[str], predicted: list[str]) -> dict:
     }
 
 
-def is_calibration(item: dict) -> bool:
-    """The calibration half: answers with an odd number (s001, s003 ...); an answer's pairs stay together."""
-    return int(item["id"][1:].split("-")[0]) % 2 == 1
-
-
 def halves(items: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The calibration half (answers with an odd number: s001, s003 ...) and the held-out half;
+    an answer's pairs stay together. The split is the sentiment bench's."""
+    from visibility_assets.tools.bench.sentiment_compare import is_calibration
+
     return [i for i in items if is_calibration(i)], [i for i in items if not is_calibration(i)]
 
 

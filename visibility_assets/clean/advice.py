@@ -85,9 +85,12 @@ def avoid_list_brands(body: str, accepted: list[AliasHit]) -> set[str]:
     from its title's next line over list items (blank lines between them too) and stops at the
     first line of another kind, such as a closing sentence or the next heading. Only the short
     lines that hold a title word are read as titles (most answers advise against in prose)."""
-    spans = []
+    spans, titles_read = [], set()
     for word in AVOID_TITLE_WORD.finditer(body):
         line_start = body.rfind("\n", 0, word.start()) + 1
+        if line_start in titles_read:  # a line with two title words ("不推荐/慎选") is read once
+            continue
+        titles_read.add(line_start)
         line_end = body.find("\n", word.end())
         line_end = len(body) if line_end < 0 else line_end
         if line_end - line_start > AVOID_TITLE_MAX or not AVOID_TITLE.match(body[line_start:line_end]):

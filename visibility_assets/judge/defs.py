@@ -87,6 +87,7 @@ def judge_metadata(judge, outcomes: list[JudgeOutcome], snapshot) -> dict:
         "judged": sum(o.count(JUDGED) for o in outcomes), "invalid": sum(o.count(INVALID) for o in outcomes),
         "unsent": sum(o.count(UNSENT) for o in outcomes), "requests_sent": sum(o.sent for o in outcomes),
         "cost": round(sum(costs), 6) if costs else None,
+        "currency": next((c["currency"] for o in outcomes for c in o.calls if c["currency"]), None),
         "stopped": MetadataValue.json([o.stopped for o in outcomes if o.stopped]),
         "lake_snapshot_id": snapshot,
     }

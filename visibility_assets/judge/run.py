@@ -86,6 +86,11 @@ def judge_partition(config: VisibilityConfig, lake: LakeSettings, day: str, plat
                                                     "keys": all_keys})
     replies = {key: Stored(text, reused=True) for key, text in elsewhere}
     with CollectionJournal(lake, day, partition) as journal:
+        def read_own_replies() -> None:
+            replies.update({key: Stored(text, cost, currency)
+                            for key, text, cost, currency in journal.query(OWN_REPLIES)})
+
+        read_own_replies()  # a run before this one (the same day) answered these
         for round_ in (1, 2):
             todo = [(i, k) for i, k in zip(items, keys) if _needs(replies, k, round_, i)]
             if todo and outcome.stopped is None:
@@ -93,8 +98,7 @@ def judge_partition(config: VisibilityConfig, lake: LakeSettings, day: str, plat
                                plan_judge_requests([i for i, _ in todo], [k for _, k in todo], judge, judge_on, round_))
                 outcome.reports.append(report)
                 outcome.stopped = report.stopped
-            replies.update({key: Stored(text, cost, currency)
-                            for key, text, cost, currency in journal.query(OWN_REPLIES)})
+                read_own_replies()
         errors = {key: (state, error) for key, state, error in journal.query(LAST_ERRORS)}
     judged_at = datetime.now(UTC)
     for item, key in zip(items, keys):

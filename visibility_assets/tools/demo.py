@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import date
 from typing import TextIO
 
 from visibility_assets.collect.dialects import dialect_of
@@ -125,9 +124,8 @@ def print_judge_summary(config: VisibilityConfig, runs: list, out) -> None:
     metas = [run.metadata.get("judge_verdicts", {}) for run in runs]
     totals = {key: sum(m.get(key) or 0 for m in metas) for key in ("judged", "invalid", "unsent", "requests_sent")}
     costs = [m["cost"] for m in metas if m.get("cost") is not None]
-    currency = config.price(config.judge.platform, config.judge.model or config.platform(config.judge.platform).model,
-                            date.fromisoformat(runs[0].date)) if runs else None
-    cost = f"{sum(costs):.4f} {currency.currency if currency else ''}".strip() if costs else "-"
+    currency = next((m["currency"] for m in metas if m.get("currency")), "")
+    cost = f"{sum(costs):.4f} {currency}".strip() if costs else "-"
     stopped = [s for m in metas for s in (m.get("stopped") or [])]
     print(f"judge {config.judge.platform}: {totals['judged']} answers judged, {totals['invalid']} invalid,"
           f" {totals['unsent']} unsent; {totals['requests_sent']} requests sent, cost {cost}", file=out)

@@ -64,9 +64,3 @@ def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {name for (name,) in conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
         " AND table_schema = current_schema()").fetchall()}
-
-
-
-def has_relation(conn: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Whether a table or view of that name exists (a view the models make only in some runs)."""
-    return bool(conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0])

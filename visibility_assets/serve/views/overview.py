@@ -14,7 +14,7 @@ import duckdb
 from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
-from visibility_assets.warehouse.db import has_relation
+from visibility_assets.warehouse.db import existing_tables
 
 # (metric, numerator, denominator) over the pooled counts: each is a proportion.
 SHARES = """
@@ -180,7 +180,7 @@ ORDER BY kind, answers DESC, phrase
 
 
 def claims(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
-    if not has_relation(conn, "brand_claims"):
+    if "brand_claims" not in existing_tables(conn):
         return Grid(("kind", "phrase", "week", "answers", "share", "new_this_week", "platforms"), ())
     return Grid.of(conn.execute(CLAIMS, {**filters.params("brand", "start", "end", "platforms"), "shown": CLAIMS_SHOWN}))
 
@@ -189,7 +189,7 @@ def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     """Per platform, which method labelled the mentions and, for the judge, its agreement with the lexicon."""
     grid = Grid.of(conn.execute(SENTIMENT_METHOD, filters.params("brand", "category", "start", "end", "platforms")))
     agreement = {}
-    if has_relation(conn, "sentiment_agreement"):
+    if "sentiment_agreement" in existing_tables(conn):
         rows = Grid.of(conn.execute(AGREEMENT, filters.params("start", "end", "platforms"))).rows
         agreement = {row["platform"]: row for row in rows}
     extra = ("judge", "week", "labelled_by_both", "agreement", "kappa")
