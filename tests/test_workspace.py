@@ -177,7 +177,7 @@ def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_
 
 
 def test_the_overview_shows_what_the_ais_say_about_the_brand_with_the_share_of_answers(workspace):
-    client = workspace.client("vera")
+    client = workspace.client("ana")
     body = client.get(f"/api/overview?brand=腾讯云&from={FIRST}&to={DAY}").json()
     claims = body["claims"]
     assert {row["kind"] for row in claims} == {"claim", "cue"}  # kimi's are judged: claims; both have cues
@@ -193,3 +193,14 @@ def test_the_overview_shows_what_the_ais_say_about_the_brand_with_the_share_of_a
     assert all(0 < row["share"] <= 1 for row in claims)
     page = client.get(f"/overview?brand=腾讯云&from={FIRST}&to={DAY}").text
     assert 'id="claims-claim"' in page and str(escape(first["phrase"])) in page
+
+
+def test_a_viewer_sees_the_cue_words_but_not_the_claims_that_quote_the_answers(workspace):
+    query = f"brand=腾讯云&from={FIRST}&to={DAY}"
+    viewer = workspace.client("vera")
+    assert {row["kind"] for row in viewer.get(f"/api/overview?{query}").json()["claims"]} == {"cue"}
+    page = viewer.get(f"/overview?{query}").text
+    assert 'id="claims-cue"' in page and 'id="claims-claim"' not in page
+    claims = [row["phrase"] for row in workspace.client("ana").get(f"/api/overview?{query}").json()["claims"]
+              if row["kind"] == "claim"]
+    assert claims and not any(str(escape(claim)) in page for claim in claims)

@@ -65,7 +65,8 @@ def _answers(conn, filters, request, config) -> dict:
 
 
 VIEWS = {view.name: view for view in (
-    View("overview", "Overview", "viewer", lambda conn, f, request, config: overview(conn, f)),
+    View("overview", "Overview", "viewer",
+         lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request))),
     View("competitors", "Competitors", "viewer",
          lambda conn, f, request, config: competitors(conn, f, request.query_params.get("sort"))),
     View("questions", "Questions", "viewer",
@@ -74,6 +75,12 @@ VIEWS = {view.name: view for view in (
     View("sources", "Sources", "viewer", lambda conn, f, request, config: sources(conn, f)),
     View("alerts", "Alerts and quality", "viewer", lambda conn, f, request, config: alerts(conn, f)),
 )}
+
+
+def _reads_answers(request) -> bool:
+    """Whether the request's user may read answer text (the judge's claims quote it): an analyst's."""
+    user = getattr(getattr(request, "state", None), "user", None)
+    return user is not None and user.may("analyst")
 
 
 class _NoRequest:

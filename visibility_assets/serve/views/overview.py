@@ -179,10 +179,12 @@ ORDER BY kind, answers DESC, phrase
 """
 
 
-def claims(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
+def claims(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool) -> Grid:
+    """The top claims and cues; without `quotes` (a viewer, who never reads answer text) the cues only."""
     if "brand_claims" not in existing_tables(conn):
         return Grid(("kind", "phrase", "week", "answers", "share", "new_this_week", "platforms"), ())
-    return Grid.of(conn.execute(CLAIMS, {**filters.params("brand", "start", "end", "platforms"), "shown": CLAIMS_SHOWN}))
+    grid = Grid.of(conn.execute(CLAIMS, {**filters.params("brand", "start", "end", "platforms"), "shown": CLAIMS_SHOWN}))
+    return grid if quotes else Grid(grid.columns, tuple(row for row in grid.rows if row["kind"] != "claim"))
 
 
 def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
@@ -197,7 +199,7 @@ def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     return Grid(grid.columns + extra, rows)
 
 
-def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
+def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False) -> dict:
     figures = Grid.of(conn.execute(FIGURES, filters.params("brand", "category", "start", "end", "previous_start",
                                                            "platforms")))
     trend = Grid.of(conn.execute(TREND, filters.params("brand", "category", "start", "end", "platforms")))
@@ -207,6 +209,7 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
-                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters)},
-            "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence()}
+                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters, quotes)},
+            "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence(),
+            "quotes": quotes}
 
