@@ -37,7 +37,8 @@ def test_output_has_one_line_per_answer_in_order(tmp_path):
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     ids = [json.loads(line)["id"] for line in (EVAL / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [line["id"] for line in lines] == ids
-    assert set(lines[0]) == {"id", "valid", "invalid_reason", "brands", "citations", "has_citation"}
+    assert set(lines[0]) == {"id", "valid", "invalid_reason", "brands", "citations", "has_citation",
+                            "untracked"}
 
 
 def test_stdout_when_no_out_file(tmp_path):

@@ -79,6 +79,7 @@ def measure(rows) -> dict[str, float]:
         _count_mentions(count, truth, set(analysis.mentioned))
         _count_ranks(count, truth, {name: r.list_rank for name, r in analysis.mentioned.items()})
         _count_advice(count, truth, analysis)
+        _count_untracked(count, truth, analysis)
     return {name: hits[name] / totals[name] for name in totals}
 
 
@@ -117,6 +118,19 @@ def _count_advice(count, truth, analysis) -> None:
             count("others_recommended", result.recommended)
         # a listed brand of a prose answer may be advised against by pronoun ("avoid it"), which
         # the analyzer rightly ignores, or by name: the truth does not say which
+
+
+def _count_untracked(count, truth, analysis) -> None:
+    """Discovery (clean/untracked.py): a list's untracked products are named, its generic labels
+    ("其他厂商", "Self-hosted") never; prose has no list to offer them in."""
+    found = [name.name for name in analysis.untracked]
+    if truth.structure == "prose" or not truth.options:
+        count("untracked_only_in_lists", not found)
+        return
+    count("untracked_precision", True, len(set(found) & set(truth.other_brands)))
+    count("untracked_precision", False, len(set(found) - set(truth.other_brands)))
+    count("untracked_recall", True, len(set(truth.other_brands) & set(found)))
+    count("untracked_recall", False, len(set(truth.other_brands) - set(found)))
 
 
 @cache
@@ -167,3 +181,7 @@ def test_advice_against_an_unlisted_brand_makes_it_not_recommended():
     assert_at_least({"others_recommended": 0.995, "unlisted_advised_not_recommended:en": 0.98,
                      # one template in five, "X价格偏高，不推荐作为首选", is missed
                      "unlisted_advised_not_recommended:zh": 0.7})
+
+
+def test_untracked_products_of_a_list_are_discovered_and_generic_labels_are_not():
+    assert_at_least({"untracked_precision": 0.99, "untracked_recall": 0.95, "untracked_only_in_lists": 0.99})

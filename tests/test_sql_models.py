@@ -888,7 +888,7 @@ def test_the_sources_are_declared_once_with_the_asset_writing_each():
     read = {ref for model in shipped_project().models.values() for ref in model.sources}
     assert read == {"raw_ai_responses", "collection_requests", "http_attempts", "collection_runs", "collection_tasks",
                     "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations",
-                    "judge_verdicts", "entity_matches"}
+                    "judge_verdicts", "entity_matches", "sample_untracked_names"}
     assert all(source.description for source in sources.values())
 
 
@@ -898,11 +898,11 @@ BROKEN = {  # a project with these files written: the error, after the file's na
                                  "SELECT * FROM {{ ref('raw_ai_responses') }}\n"},
                                 r"fct_raw.sql: ref\('raw_ai_responses'\) reads a source table; only staging"),
     "a source no table": ({"staging/sources.yml": SOURCES_YML + "  - {name: raw_answers, asset: raw_ai_responses}\n"},
-                          r"sources.yml: sources\[15\]: 'raw_answers' is not a table of"),
+                          r"sources.yml: sources\[16\]: 'raw_answers' is not a table of"),
     "a source without asset": ({"staging/sources.yml": "sources:\n  - {name: cleaned_samples}\n"},
                                r"sources.yml: sources\[0\]: expected 'name', 'asset'"),
     "a source twice": ({"staging/sources.yml": SOURCES_YML + "  - {name: http_attempts, asset: null}\n"},
-                       r"sources.yml: sources\[15\]: source 'http_attempts' is listed twice"),
+                       r"sources.yml: sources\[16\]: source 'http_attempts' is listed twice"),
     "an empty description": ({"marts/mention_metrics.yml": "columns: {answers: ''}\n"},
                              "mention_metrics.yml: 'columns' must map each output column to a one-line description"),
     "a list of columns": ({"marts/mention_metrics.yml": "columns: [answers]\n"},

@@ -204,3 +204,21 @@ def test_a_viewer_sees_the_cue_words_but_not_the_claims_that_quote_the_answers(w
     claims = [row["phrase"] for row in workspace.client("ana").get(f"/api/overview?{query}").json()["claims"]
               if row["kind"] == "claim"]
     assert claims and not any(str(escape(claim)) in page for claim in claims)
+
+
+def test_the_overview_lists_the_options_of_the_category_that_brands_yaml_does_not_track(workspace):
+    client = workspace.client("vera")  # names and config lines quote no answer: a viewer sees them
+    rows = client.get(f"/api/overview?brand=阿里云&from={FIRST}&to={DAY}").json()["also_recommended"]
+    with reading(workspace.lake) as conn:
+        offered = conn.execute("""SELECT name, sum(answers) FROM untracked_brands WHERE category = 'cloud'
+                                  AND date BETWEEN ? AND ? GROUP BY name""", [FIRST, DAY]).fetchall()
+        valid = conn.execute("""SELECT sum(valid_answers) FROM (SELECT DISTINCT date, platform, valid_answers
+                                FROM mention_metrics WHERE category = 'cloud' AND date BETWEEN ? AND ?)""",
+                             [FIRST, DAY]).fetchone()[0]
+    assert rows and {row["category"] for row in rows} == {"cloud"}
+    top = max(n for _, n in offered)
+    assert rows[0]["answers"] == top and rows[0]["share"] == pytest.approx(top / valid)
+    assert {(row["name"], row["answers"]) for row in rows} <= set(offered)
+    assert all(row["share_low"] <= row["share"] <= row["share_high"] for row in rows)
+    page = client.get(f"/overview?brand=阿里云&from={FIRST}&to={DAY}").text
+    assert 'id="also-recommended"' in page and str(escape(rows[0]["brands_yaml"])) in page

@@ -25,6 +25,7 @@ from visibility_assets.clean.stage_clock import (
 )
 from visibility_assets.clean.structure import Item, Structure, find_structures
 from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
+from visibility_assets.clean.untracked import UntrackedName, untracked_key, untracked_names
 from visibility_assets.clean.validity import (
     EMPTY,
     ERROR,
@@ -46,7 +47,7 @@ from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.3.2"
+ANALYZER_VERSION = "1.4.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -108,6 +109,7 @@ class Analysis:
     normalized: NormalizedText  # the text the hits' positions refer to
     option_list_kind: str | None = None
     capped: bool = False  # longer than the analyzer's max_answer_chars: only that much was read
+    untracked: tuple[UntrackedName, ...] = ()  # options the catalog does not know (clean/untracked.py)
 
     def as_invalid(self, reason: str) -> Analysis:
         """This answer counted as invalid for a reason the text cannot show (the platform cut it
@@ -130,7 +132,8 @@ class Analysis:
         brands = {name: (self.mentioned[name].as_json() if name in self.mentioned else dict(NOT_MENTIONED))
                   for name in self.category_brands}
         return {"id": answer_id, "valid": self.valid, "invalid_reason": self.invalid_reason,
-                "brands": brands, "citations": self.citations, "has_citation": self.has_citation}
+                "brands": brands, "citations": self.citations, "has_citation": self.has_citation,
+                "untracked": [name.name for name in self.untracked]}
 
 
 def _judge_sentiment(body: str, accepted: list[AliasHit], mentions: dict[str, list[int]],
@@ -160,6 +163,8 @@ class Analyzer:
         self.other_meanings = {name: tuple(c.text for c in contexts if not c.contains_alias)
                                for (_, name), contexts in self.matcher.contexts.items()}
         self._beyond_brands: dict[frozenset[str], frozenset[str]] = {}
+        self.alias_keys = frozenset(untracked_key(alias) for brand in catalog.brands
+                                    for alias in (brand.name, *brand.aliases))
 
     def analyze(self, answer: str, question: str, category: str) -> Analysis:
         clock = self.clock
@@ -200,6 +205,7 @@ class Analyzer:
         for position, option in enumerate(options, start=1):
             if option:
                 ranks.setdefault(option, position)
+        untracked = tuple(untracked_names(normalized, body, structure, options, hits, self.alias_keys))
         gates_end = self.gates_end
         advised = advised_against_brands(body, accepted, [start for index, start, _ in markers if index < gates_end])
         advised |= avoid_list_brands(body, accepted)
@@ -222,7 +228,7 @@ class Analyzer:
         if clock:
             clock.lap(CITATIONS)
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
-                        structure.kind if structure else None, capped)
+                        structure.kind if structure else None, capped, untracked)
 
     # --- validity ---------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from visibility_assets.warehouse.tables import (
     SAMPLE_CITATIONS,
     SAMPLE_QUARANTINE,
     SAMPLE_STATE_HISTORY,
+    SAMPLE_UNTRACKED_NAMES,
 )
 
 # The life of a sample; each transition is a row of sample_state_history.
@@ -54,12 +55,14 @@ class CleanedBatch:
     history: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
     citations: list[dict] = field(default_factory=list)
+    untracked: list[dict] = field(default_factory=list)
 
     def tables(self) -> dict[str, pa.Table]:
         return {table.name: table.from_dicts(rows)
                 for table, rows in ((CLEANED_SAMPLES, self.samples), (SAMPLE_BRAND_RESULTS, self.brand_results),
                                     (ENTITY_MATCHES, self.matches), (SAMPLE_STATE_HISTORY, self.history),
-                                    (SAMPLE_QUARANTINE, self.quarantine), (SAMPLE_CITATIONS, self.citations))}
+                                    (SAMPLE_QUARANTINE, self.quarantine), (SAMPLE_CITATIONS, self.citations),
+                                    (SAMPLE_UNTRACKED_NAMES, self.untracked))}
 
 
 def _cites_domain(hosts: list[str], domains: tuple[str, ...]) -> bool:
@@ -110,6 +113,10 @@ class SampleCleaner:
         batch.matches.extend(self._match_rows(answer, analysis, history.key))
         if analysis.valid:
             batch.citations.extend(self._citation_rows(answer.platform_citations, text_urls, history.key))
+            batch.untracked.extend({**history.key, "category": answer.category, "name": name.name,
+                                    "name_key": name.key, "other_form": name.other_form,
+                                    "other_key": name.other_key, "list_rank": name.list_rank}
+                                   for name in analysis.untracked)
         history.move(COMPLETED)
 
     def _sample_row(self, answer: RawAnswer, analysis: Analysis, key: dict) -> dict:

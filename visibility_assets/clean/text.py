@@ -31,6 +31,12 @@ class NormalizedText:
         starts = [e[0] for e in self.expansions]
         return [self._original_span(s.start, s.end, starts) for s in spans]
 
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of one span of the normalized text."""
+        if not self.expansions:
+            return start, end
+        return self._original_span(start, end, [e[0] for e in self.expansions])
+
     def _original_span(self, start: int, end: int, starts: list[int]) -> tuple[int, int]:
         size = len(self.text)
         begin = self._original_index(start, starts) if start < size else len(self.original)

@@ -32,11 +32,13 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
 
 @asset(
     deps=[AssetKey("mention_metrics"), AssetKey("visibility_alerts"), AssetKey("fct_invalid_answers"),
-          AssetKey("fct_collection_quality"), AssetKey("cited_domains"), AssetKey("fct_model_changes")],
+          AssetKey("fct_collection_quality"), AssetKey("cited_domains"), AssetKey("fct_model_changes"),
+          AssetKey("untracked_brands")],
     group_name="report",
     kinds={"html"},
     description="A static HTML report of the latest day: mention rates with intervals, share of voice,"
-    " 30-day trends, sentiment, where each AI gets its facts, alerts, invalid answers and collection quality.",
+    " 30-day trends, sentiment, the options offered that brands.yaml does not track, where each AI gets its"
+    " facts, alerts, invalid answers and collection quality.",
 )
 def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
     with warehouse.read_only() as conn:

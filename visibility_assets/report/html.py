@@ -13,6 +13,7 @@ from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line
 from visibility_assets.report.quality import quality_section
 from visibility_assets.report.sentiment import sentiment_method_note
 from visibility_assets.report.sources import sources_section
+from visibility_assets.report.untracked import untracked_section
 
 TREND_DAYS = 30
 ALERT_DAYS = 7
@@ -24,6 +25,7 @@ h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1
 h3 { font-size: 15px; margin-bottom: 4px; } .note { color: #4b5563; font-size: 13px; }
 table { border-collapse: collapse; font-size: 13px; } td, th { border: 1px solid #e5e7eb; padding: 4px 8px; }
 th { background: #f9fafb; text-align: left; } .up { color: #16a34a; } .down { color: #dc2626; }
+pre.brands-yaml { background: #f9fafb; border: 1px solid #e5e7eb; padding: 8px; font-size: 12px; overflow-x: auto; }
 """
 
 
@@ -69,7 +71,7 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
                      _rate_chart(conn, day, category, platforms, NEGATIVE_RATE),
                      '<p class="note">Positive share, 30-day trend (all platforms pooled)</p>',
                      _trend_chart(conn, day, category, POSITIVE_RATE)]
-    sections.append(sources_section(conn, day))
+    sections += [untracked_section(conn, day), sources_section(conn, day)]
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
                  "<h2>Invalid answers per platform</h2>",
                  '<p class="note">Share of all answers that were refusals, error text, empty or irrelevant, cut'

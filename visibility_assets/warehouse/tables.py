@@ -182,9 +182,16 @@ SAMPLE_CITATIONS = Table("sample_citations", _SAMPLE_KEY + (
     optional("url", pa.string()), optional("source", pa.string()), optional("domain", pa.string()),
     optional("domain_class", pa.string()), optional("own_brand", pa.string()),
 ), primary_key=("request_key", "url", "source"))
+# Every name a valid answer offers as an option that no alias of the catalog matches (clean/untracked.py).
+SAMPLE_UNTRACKED_NAMES = Table("sample_untracked_names", _SAMPLE_KEY + (
+    optional("category", pa.string()), optional("name", pa.string()),  # as written
+    optional("name_key", pa.string()),  # the name's grouping key: case, width, spaces and punctuation folded
+    optional("other_form", pa.string()), optional("other_key", pa.string()),  # its form in parentheses
+    optional("list_rank", pa.int32()),
+), primary_key=("request_key", "name_key"))
 
 CLEANED_TABLES = (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS, ENTITY_MATCHES, SAMPLE_STATE_HISTORY, SAMPLE_QUARANTINE,
-                  SAMPLE_CITATIONS)
+                  SAMPLE_CITATIONS, SAMPLE_UNTRACKED_NAMES)
 
 # --- the judge (judge/): a model's labels per answer and brand, one partition per (date, platform) --
 

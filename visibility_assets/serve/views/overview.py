@@ -12,6 +12,8 @@ from __future__ import annotations
 import duckdb
 
 from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
+from visibility_assets.measure.discovery import also_recommended
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import existing_tables
@@ -199,6 +201,12 @@ def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     return Grid(grid.columns + extra, rows)
 
 
+def also_offered(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
+    """The options of the brand's category that brands.yaml does not track, with their lines."""
+    rows = also_recommended(conn, filters.category, filters.start, filters.end, filters.platforms)
+    return Grid(DISCOVERY_COLUMNS, tuple(rows))
+
+
 def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False) -> dict:
     figures = Grid.of(conn.execute(FIGURES, filters.params("brand", "category", "start", "end", "previous_start",
                                                            "platforms")))
@@ -209,7 +217,8 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = F
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
-                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters, quotes)},
+                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters, quotes),
+                       "also_recommended": also_offered(conn, filters)},
             "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence(),
             "quotes": quotes}
 

@@ -6,6 +6,7 @@ closing line and a reference block."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 
 from visibility_assets.tools.simulator.answers.citations import reference_block
@@ -16,6 +17,9 @@ from visibility_assets.tools.simulator.answers.model import BrandJudgement, Comp
 from visibility_assets.tools.simulator.answers.phrases import common_texts, phrases
 from visibility_assets.tools.simulator.answers.plan import AnswerPlan, plan_answer
 from visibility_assets.tools.simulator.answers.styles import PlatformStyle, style_for
+
+# A label's other form ("UCloud (优刻得)"): the truth of discovery is the name before it.
+PARENTHESISED = re.compile(r"\s*[(（][^()（）]*[)）]")
 
 
 def compose_answer(rng: random.Random, question: str, brands: Sequence[SimBrand], platform: str,
@@ -86,6 +90,7 @@ def _ground_truth(text: str, draft: Draft, plan: AnswerPlan, has_think: bool) ->
         structure=plan.structure,
         options=tuple(names[i] for i in plan.options),
         other_options=tuple(plan.fillers),
+        other_brands=tuple(PARENTHESISED.sub("", f) for f in plan.fillers if f not in draft.phrases.generic_fillers),
         mentioned=tuple(name for i, name in enumerate(names) if i in draft.mentioned),
         think_mentions=tuple(name for i, name in enumerate(names) if i in draft.think_mentions),
         advised_against=(names[plan.against],) if plan.against is not None else (),

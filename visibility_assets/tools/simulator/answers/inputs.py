@@ -84,12 +84,13 @@ def brand_infos(brands: tuple[SimBrand, ...]) -> tuple[BrandInfo, ...]:
 
 
 @lru_cache(maxsize=1024)
-def fillers_for(brands: tuple[SimBrand, ...], language: str) -> tuple[str, ...]:
-    """The untracked option labels usable beside these brands: none may contain a tracked
-    alias (the ground truth would miss that mention), and at least one is a product name."""
+def fillers_for(brands: tuple[SimBrand, ...], language: str, category: Category) -> tuple[str, ...]:
+    """The untracked option labels usable beside these brands: the category's real competitors,
+    made-up products and generic labels. None may contain a tracked alias (the ground truth
+    would miss that mention), and at least one is a product name."""
     aliases = [a for info in brand_infos(brands) for a in info.lowercase_aliases]
     texts = phrases(language)
-    usable = tuple(f for f in texts.fillers if not any(a in f.lower() for a in aliases))
+    usable = tuple(f for f in category.competitors + texts.fillers if not any(a in f.lower() for a in aliases))
     if all(f in texts.generic_fillers for f in usable):
         usable += (common_texts().last_resort_filler,)
     return usable

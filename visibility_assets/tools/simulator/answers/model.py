@@ -35,6 +35,7 @@ class ComposedAnswer:
     structure: str | None = None  # one of STRUCTURES for kind == "answer"
     options: tuple[str, ...] = ()  # tracked brand names listed as options, in list order
     other_options: tuple[str, ...] = ()  # untracked option labels (self-hosted, made-up products ...)
+    other_brands: tuple[str, ...] = ()  # those of them that are products: what discovery should find
     mentioned: tuple[str, ...] = ()  # tracked brand names written anywhere (input order)
     think_mentions: tuple[str, ...] = ()  # tracked brand names written inside <think>
     advised_against: tuple[str, ...] = ()  # tracked brand names the answer advises against

@@ -56,6 +56,7 @@ class Category:
     en_plural: str
     slug: str
     consumer: bool
+    competitors: Texts = ()  # real untracked names an answer may list (categories.yaml)
 
 
 @dataclass(frozen=True, slots=True)

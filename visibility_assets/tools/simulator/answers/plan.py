@@ -41,7 +41,7 @@ def plan_answer(draft: Draft, question: str, brands: tuple[SimBrand, ...], platf
                 day: str | None, factors: Mapping[str, float] | None = None) -> AnswerPlan:
     rng = draft.rng
     options = _choose_options(rng, draft.style, question, brands, platform, day, factors)
-    items, fillers = _add_fillers(rng, options, brands, draft.language)
+    items, fillers = _add_fillers(rng, options, brands, draft)
     listed = set(options)
     plan = AnswerPlan(options, [i for i in range(len(brands)) if i not in listed], items, fillers)
     plan.against, plan.against_in_item = _choose_advised_against(rng, draft.style, len(brands), options, plan.unlisted)
@@ -83,7 +83,7 @@ def _choose_options(rng: random.Random, style: PlatformStyle, question: str, bra
 
 
 def _add_fillers(rng: random.Random, options: list[int], brands: tuple[SimBrand, ...],
-                 language: str) -> tuple[list[int | str], list[str]]:
+                 draft: Draft) -> tuple[list[int | str], list[str]]:
     """Untracked options, mostly appended: always some when no tracked brand is listed."""
     if not options:
         count = 2 + int(rng.random() * 3)
@@ -94,7 +94,7 @@ def _add_fillers(rng: random.Random, options: list[int], brands: tuple[SimBrand,
     items: list[int | str] = list(options)
     fillers: list[str] = []
     if count:
-        usable = fillers_for(brands, language)
+        usable = fillers_for(brands, draft.language, draft.category)
         for label in rng.sample(usable, min(count, len(usable))):
             fillers.append(label)
             position = len(items) if rng.random() < 0.6 else int(rng.random() * (len(items) + 1))
@@ -123,7 +123,7 @@ def _choose_structure(draft: Draft, plan: AnswerPlan, brands: tuple[SimBrand, ..
         generic = draft.phrases.generic_fillers
         kept = [it for it in plan.items if it not in generic]
         if not kept:
-            kept = [next(f for f in fillers_for(brands, draft.language) if f not in generic)]
+            kept = [next(f for f in fillers_for(brands, draft.language, draft.category) if f not in generic)]
             plan.fillers.append(kept[0])
         plan.fillers = [f for f in plan.fillers if f in kept]
         plan.items = kept
