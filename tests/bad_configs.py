@@ -125,6 +125,8 @@ CASES = [
               "unknown category 'toys'"),
     BadConfig("question priority out of range", "questions.yaml", Q001,
               Q001.replace("priority: 3", "priority: 5000"), 4, "less than or equal to 1000"),
+    BadConfig("question weight of zero", "questions.yaml", "weight: 12", "weight: 0", 0, "greater than 0"),
+    BadConfig("question weight as a word", "questions.yaml", "weight: 12", "weight: lots", 0, "valid number"),
     BadConfig("negative price", "prices.yaml", DEEPSEEK_PRICE, DEEPSEEK_PRICE.replace("2.0", "-1"), 0,
               "greater than or equal to 0"),
     BadConfig("infinite multiplier", "prices.yaml", DEEPSEEK_PRICE, DEEPSEEK_PRICE

@@ -810,11 +810,14 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "mentioned_answers BIGINT, listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
         "top3_answers BIGINT, recommended_answers BIGINT, negative_answers BIGINT, "
         "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, "
-        "cited_answers BIGINT, own_domain_cited_answers BIGINT"),
+        "cited_answers BIGINT, own_domain_cited_answers BIGINT, weight_sum DOUBLE, weighted_mentions DOUBLE, "
+        "weight_sq_sum DOUBLE"),
     "fct_mention_metrics": (
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
         "mentioned_answers BIGINT, mention_rate DOUBLE, mention_rate_low DOUBLE, mention_rate_high DOUBLE, "
-        "share_of_voice DOUBLE, avg_list_rank DOUBLE, top1_rate DOUBLE, top3_rate DOUBLE, "
+        "share_of_voice DOUBLE, weighted_mention_rate DOUBLE, weighted_mention_rate_low DOUBLE, "
+        "weighted_mention_rate_high DOUBLE, weighted_share_of_voice DOUBLE, effective_answers DOUBLE, "
+        "avg_list_rank DOUBLE, top1_rate DOUBLE, top3_rate DOUBLE, "
         "recommend_rate DOUBLE, negative_rate DOUBLE, positive_rate DOUBLE, positive_rate_low DOUBLE, "
         "positive_rate_high DOUBLE, negative_sentiment_rate DOUBLE, negative_sentiment_rate_low DOUBLE, "
         "negative_sentiment_rate_high DOUBLE, sentiment_source VARCHAR, citation_rate DOUBLE, "
@@ -823,7 +826,8 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "recommended_answers BIGINT, negative_answers BIGINT, positive_sentiment_answers BIGINT, "
         "negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, cited_answers BIGINT, "
         "own_domain_cited_answers BIGINT, "
-        "list_rank_sum_sq BIGINT, config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, "
+        "list_rank_sum_sq BIGINT, weight_sum DOUBLE, weighted_mentions DOUBLE, weight_sq_sum DOUBLE, "
+        "config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, "
         "run_id VARCHAR"),
     "fct_invalid_answers": (
         "date DATE, platform VARCHAR, reason VARCHAR, answers BIGINT, share DOUBLE, share_low DOUBLE, "

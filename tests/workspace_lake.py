@@ -40,7 +40,8 @@ def build_lake(home: Path, config: VisibilityConfig, last_day: date, days: int,
         outcomes = collect_partitions(config, partitions, run_id, settings)
         assert all(o.error is None for o in outcomes), [str(o.error) for o in outcomes]
         publish(warehouse, outcomes, run_id)
-        clean_partitions(partitions, config.catalog, warehouse, run_id, config.domains)
+        clean_partitions(partitions, config.catalog, warehouse, run_id, config.domains,
+                         weights=config.question_weights)
         # The judge (judge.yaml) labels the `judged` platforms' answers; the others keep the lexicon's.
         chosen = [p for p in partitions if p.platform in judged]
         if chosen:

@@ -1,7 +1,17 @@
 -- kind: incremental
 -- grain: date, platform, category, brand
 -- Counts per partition and brand over the answers to questions of the brand's category; the
--- sentiment counts take the judge's label where it gave one (int_brand_results).
+-- sentiment counts take the judge's label where it gave one (int_brand_results). Demand
+-- weighting: a question's weight is shared by its valid answers of the day (answer_weight), so
+-- the weighted mention rate is the weight-averaged rate of the questions (each question one
+-- stratum), and the squared weights give its effective sample size (fct_mention_metrics).
+WITH weighted AS (
+    SELECT *,
+           CASE WHEN valid THEN question_weight / count(*) FILTER (WHERE valid) OVER (
+               PARTITION BY date, platform, brand, question_id) END AS answer_weight
+    FROM {{ ref('int_brand_results') }}
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
+)
 SELECT
     date,
     platform,
@@ -21,7 +31,9 @@ SELECT
     count(*) FILTER (WHERE mentioned AND sentiment = 'negative') AS negative_sentiment_answers,
     count(*) FILTER (WHERE mentioned AND sentiment_source = 'judge') AS judge_labelled_answers,
     count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
-    count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers
-FROM {{ ref('int_brand_results') }}
-SEMI JOIN {{ run_partitions }} USING (date, platform)
+    count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers,
+    coalesce(sum(answer_weight), 0) AS weight_sum,
+    coalesce(sum(answer_weight) FILTER (WHERE mentioned), 0) AS weighted_mentions,
+    coalesce(sum(answer_weight * answer_weight), 0) AS weight_sq_sum
+FROM weighted
 GROUP BY date, platform, category, brand

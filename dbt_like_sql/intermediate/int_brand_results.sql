@@ -1,13 +1,16 @@
 -- kind: view
 -- grain: request_key, brand
 -- Each answer and brand with the sentiment the metrics count: the judge's where it labelled the
--- brand (judge.yaml), the lexicon's elsewhere, and which of the two it is.
+-- brand (judge.yaml), the lexicon's elsewhere, and which of the two it is; with the answer's
+-- question and its weight.
 SELECT
     b.request_key,
     b.date,
     b.platform,
     b.category,
     b.brand,
+    s.question_id,
+    s.question_weight,
     b.valid,
     b.mentioned,
     b.mention_count,
@@ -25,4 +28,5 @@ SELECT
     v.judge_model,
     v.judge_prompt_version
 FROM {{ ref('stg_brand_results') }} AS b
+JOIN {{ ref('stg_samples') }} AS s USING (request_key, date, platform)
 LEFT JOIN {{ ref('stg_judge_verdicts') }} AS v USING (request_key, date, platform, brand)

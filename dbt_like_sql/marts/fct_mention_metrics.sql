@@ -2,8 +2,14 @@
 -- grain: date, platform, category, brand
 -- The metrics per date x platform x category x brand (README, "Metrics"), over valid answers, with 95% Wilson intervals.
 -- share_of_voice compares a brand with the other tracked brands of its category.
+-- The demand-weighted rates count each question by its weight (questions.yaml): the weighted
+-- mention rate is the weight-averaged mention rate of the questions, its interval a Wilson
+-- interval at Kish's effective sample size (weight_sum² / weight_sq_sum), which is the answer
+-- count when every weight is equal (tests/test_weighted_metrics.py checks its coverage).
 WITH daily AS (
-    SELECT *, CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS BIGINT) AS category_mentions
+    SELECT *, CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS BIGINT) AS category_mentions,
+           sum(weighted_mentions) OVER (PARTITION BY date, platform, category) AS category_weighted_mentions,
+           CASE WHEN weight_sq_sum > 0 THEN weight_sum * weight_sum / weight_sq_sum END AS effective_answers
     FROM {{ ref('int_brand_daily') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
 ),
@@ -11,7 +17,8 @@ rated AS (  -- each rate with its interval (macros.sql): mention over valid answ
     SELECT *,
            wilson(mentioned_answers, valid_answers) AS mention,
            wilson(positive_sentiment_answers, mentioned_answers) AS positive,
-           wilson(negative_sentiment_answers, mentioned_answers) AS negative_sentiment
+           wilson(negative_sentiment_answers, mentioned_answers) AS negative_sentiment,
+           wilson(weighted_mentions / weight_sum * effective_answers, effective_answers) AS weighted_mention
     FROM daily
 ),
 lineage AS (
@@ -35,6 +42,12 @@ SELECT
     mention.low AS mention_rate_low,
     mention.high AS mention_rate_high,
     CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
+    weighted_mention.rate AS weighted_mention_rate,
+    weighted_mention.low AS weighted_mention_rate_low,
+    weighted_mention.high AS weighted_mention_rate_high,
+    CASE WHEN category_weighted_mentions > 0 THEN weighted_mentions / category_weighted_mentions END
+        AS weighted_share_of_voice,
+    effective_answers,
     avg_list_rank,
     CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
     CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
@@ -68,6 +81,9 @@ SELECT
     cited_answers,
     own_domain_cited_answers,
     list_rank_sum_sq,
+    weight_sum,
+    weighted_mentions,
+    weight_sq_sum,
     l.config_version,
     l.analyzer_version,
     l.samples_run_id,

@@ -6,6 +6,7 @@ SELECT
     date,
     platform,
     question_id,
+    coalesce(question_weight, 1.0) AS question_weight,  -- answers cleaned before weights weigh 1
     category,
     round,
     valid,

@@ -31,7 +31,8 @@ def write_partition(config, partition: Partition, warehouse: WarehouseResource) 
     run_id = uuid.uuid4().hex
     outcomes = collect_partitions(config, [partition], run_id, warehouse.settings())
     published = publish(warehouse, outcomes, run_id)
-    clean_partitions([partition], config.catalog, warehouse, run_id, config.domains)
+    clean_partitions([partition], config.catalog, warehouse, run_id, config.domains,
+                     weights=config.question_weights)
     project = load_project()
     built = {name: materialize_model(warehouse, project, project.models[name],
                                      [partition] if project.models[name].partitioned else [], run_id).rows

@@ -1,6 +1,6 @@
 """Clean: brand_catalog and cleaned_samples, the analysis of raw answers, re-runnable at any time."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from dagster import (
@@ -88,17 +88,19 @@ def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
         partitions = run_partitions(context.partition_keys)
         config = visibility_config.load()
         return clean_partitions(partitions, config.catalog, warehouse, context.run_id, config.domains,
-                                visibility_config.max_answer_chars)
+                                visibility_config.max_answer_chars, config.question_weights)
 
     return cleaned_samples
 
 
 def clean_partitions(partitions: list[Partition], catalog, warehouse: WarehouseResource,
                      run_id: str, domains: Sequence[DomainClass] = (),
-                     max_answer_chars: int = MAX_ANSWER_CHARS) -> MaterializeResult:
-    """Analyse every raw answer of the partitions again and replace their cleaned rows."""
+                     max_answer_chars: int = MAX_ANSWER_CHARS,
+                     weights: Mapping[str, float] | None = None) -> MaterializeResult:
+    """Analyse every raw answer of the partitions again and replace their cleaned rows.
+    weights: each question's weight (config.question_weights), recorded with its answers."""
     answers = _read_answers(warehouse, partitions)
-    batch = SampleCleaner(catalog, run_id, domains, max_answer_chars).clean(answers)
+    batch = SampleCleaner(catalog, run_id, domains, max_answer_chars, weights).clean(answers)
     snapshot = warehouse.replace_partitions(batch.tables(), partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])

@@ -5,7 +5,7 @@ that cannot be analysed. Pure Python over rows; the asset reads and writes the w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -73,9 +73,11 @@ NOT_NAMED = BrandResult()  # read only: the result of every brand an answer does
 
 
 class SampleCleaner:
+    """weights: each question's weight (questions.yaml); a question not in it weighs 1."""
+
     def __init__(self, catalog: BrandCatalog, run_id: str, domains: Sequence[DomainClass] = (),
-                 max_answer_chars: int = MAX_ANSWER_CHARS):
-        self.catalog, self.run_id = catalog, run_id
+                 max_answer_chars: int = MAX_ANSWER_CHARS, weights: Mapping[str, float] | None = None):
+        self.catalog, self.run_id, self.weights = catalog, run_id, weights or {}
         self.analyzer = Analyzer(catalog, max_answer_chars)
         self.domain_table = DomainTable(catalog, domains)
         self.domains = {b.name: tuple(d.lower() for d in b.domains) for b in catalog.brands}
@@ -120,7 +122,8 @@ class SampleCleaner:
         history.move(COMPLETED)
 
     def _sample_row(self, answer: RawAnswer, analysis: Analysis, key: dict) -> dict:
-        return {**key, "question_id": answer.question_id, "category": answer.category,
+        return {**key, "question_id": answer.question_id, "question_weight": self.weights.get(answer.question_id, 1.0),
+                "category": answer.category,
                 "round": answer.round, "state": COMPLETED, "valid": analysis.valid,
                 "invalid_reason": analysis.invalid_reason, "brands_mentioned": len(analysis.mentioned),
                 "option_list_kind": analysis.option_list_kind, "citations": analysis.citations,

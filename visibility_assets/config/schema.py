@@ -55,6 +55,8 @@ class Question(_Entry):
     category: str = Field(min_length=1)
     scene: str = "RECOMMEND"
     priority: Count = Field(default=0, ge=-1000, le=1000)  # higher is collected first
+    # Relative demand (a search volume the user knows, say): the weighted metrics count it.
+    weight: Number = Field(default=1.0, gt=0, le=1e12)
 
 
 CANARY = "canary"  # the category of the canary prompts: never a brand category
@@ -210,6 +212,10 @@ class VisibilityConfig:
         """The questions of a category, or with these ids (in the file's order)."""
         return tuple(q for q in self.questions
                      if (category is None or q.category == category) and (ids is None or q.id in ids))
+
+    @property
+    def question_weights(self) -> dict[str, float]:
+        return {q.id: q.weight for q in self.questions}
 
     def platform(self, name: str) -> Platform:
         for p in self.platforms:

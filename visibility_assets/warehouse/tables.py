@@ -155,6 +155,7 @@ CLEANED_SAMPLES = Table("cleaned_samples", _SAMPLE_KEY + (
     optional("cleaned_at", TIMESTAMP),
     # Longer than max_answer_chars: analysed only up to it (answer_chars is the whole length).
     optional("answer_chars", pa.int64()), optional("analysis_capped", pa.bool_()),
+    optional("question_weight", pa.float64()),  # the question's weight when cleaned (questions.yaml)
 ), primary_key=("request_key",))
 SAMPLE_BRAND_RESULTS = Table("sample_brand_results", _SAMPLE_KEY + (
     optional("category", pa.string()), optional("brand", pa.string()), optional("valid", pa.bool_()),
