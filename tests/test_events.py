@@ -191,7 +191,7 @@ def _alert_row(subject, decision, category="cloud", kind="mention_rate", rate=0.
 def _seed_warehouse(config, alert_rows):
     """The day's nightly journal on one platform (every question asked) and the alerts the model found."""
     journal = [(r.request_key, DAY, r.platform, r.question_id, r.question_text, r.category, r.scene, r.round,
-                r.priority, r.model, r.params_json, r.prompt_hash, "succeeded", 1, None, None, NOW, None)
+                r.priority, r.model, r.params_json, r.prompt_hash, "succeeded", 1, None, None, NOW, None, r.variant)
                for r in plan_requests(config, config.platform(PLATFORM), DAY.isoformat())]
 
     def work(conn):

@@ -11,6 +11,7 @@ SELECT
     b.brand,
     s.question_id,
     s.question_weight,
+    s.variant,
     b.valid,
     b.mentioned,
     b.mention_count,

@@ -9,6 +9,7 @@ SELECT
     coalesce(question_weight, 1.0) AS question_weight,  -- answers cleaned before weights weigh 1
     category,
     round,
+    coalesce(variant, 'base') AS variant,  -- 'base': the question's own text
     valid,
     invalid_reason,
     has_citation,

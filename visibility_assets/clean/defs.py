@@ -30,7 +30,8 @@ QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cann
 READ_RAW = """
 SELECT request_key, date, platform, question_id, question_text, category, round, answer_text,
        coalesce(outcome, 'answered'),
-       list_transform(list_filter(coalesce(citations, []), lambda c: c.source = 'platform'), lambda c: c.url)
+       list_transform(list_filter(coalesce(citations, []), lambda c: c.source = 'platform'), lambda c: c.url),
+       variant
 FROM raw_ai_responses
 WHERE """ + IN_RUN_PARTITIONS + """
 ORDER BY date, platform, question_id, round

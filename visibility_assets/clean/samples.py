@@ -45,6 +45,7 @@ class RawAnswer:
     answer_text: str
     outcome: str = ANSWERED  # answered | truncated | moderated, as collected
     platform_citations: tuple[str, ...] = ()  # URLs the platform gave in its structured field
+    variant: str | None = None  # the question's variant asked; None: its own text
 
 
 @dataclass
@@ -124,7 +125,7 @@ class SampleCleaner:
     def _sample_row(self, answer: RawAnswer, analysis: Analysis, key: dict) -> dict:
         return {**key, "question_id": answer.question_id, "question_weight": self.weights.get(answer.question_id, 1.0),
                 "category": answer.category,
-                "round": answer.round, "state": COMPLETED, "valid": analysis.valid,
+                "round": answer.round, "variant": answer.variant, "state": COMPLETED, "valid": analysis.valid,
                 "invalid_reason": analysis.invalid_reason, "brands_mentioned": len(analysis.mentioned),
                 "option_list_kind": analysis.option_list_kind, "citations": analysis.citations,
                 "has_citation": analysis.has_citation, "analyzer_version": ANALYZER_VERSION,

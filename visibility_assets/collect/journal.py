@@ -100,7 +100,7 @@ class CollectionJournal:
         batch = JOURNAL_REQUESTS.batch([
             (r.request_key, date.fromisoformat(r.date), r.platform, r.question_id, r.question_text, r.category,
              r.scene, r.round, r.priority, r.model, r.params_json, r.prompt_hash, PENDING, 0, None, None, now,
-             r.task_id)
+             r.task_id, r.variant)
             for r in new])
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from visibility_assets.collect.dialects import dialect_of
 from visibility_assets.config import Platform, Question, VisibilityConfig
+from visibility_assets.config.schema import AskedForm
 
 
 def _digest(text: str, length: int = 32) -> str:
@@ -32,6 +33,7 @@ class PlannedRequest:
     prompt_hash: str
     body: dict
     task_id: str | None = None  # the event-driven task that asked it (collection_tasks); None: nightly
+    variant: str | None = None  # the question's variant asked (questions.yaml); None: its own text
 
     @property
     def params_json(self) -> str:
@@ -39,9 +41,10 @@ class PlannedRequest:
         return json.dumps(params, sort_keys=True)
 
 
-def request_body(platform: Platform, question: Question) -> dict:
-    """The platform's request in its dialect: model, the question, its search and thinking switches."""
-    return dialect_of(platform).body(platform, question.text)
+def request_body(platform: Platform, form: AskedForm) -> dict:
+    """The platform's request in its dialect: model, the question as this form asks it, its search
+    and thinking switches, and the form's user location where the platform's search takes one."""
+    return dialect_of(platform).body(platform, form.text, form.location)
 
 
 def plan_requests(config: VisibilityConfig, platform: Platform, date: str) -> list[PlannedRequest]:
@@ -73,19 +76,23 @@ def _plan(platform: Platform, date: str, questions: Sequence[Question], rounds: 
     planned = []
     for round_ in rounds:
         for question in questions:
-            body = request_body(platform, question)
-            prompt_hash = _digest(json.dumps(body, sort_keys=True, ensure_ascii=False))
-            identity = f"{date}|{platform.name}|{question.id}|{round_}|{prompt_hash}"
-            key = _digest(identity if task_id is None else f"{identity}|task:{task_id}")
-            planned.append(PlannedRequest(
-                request_key=key, date=date, platform=platform.name, question_id=question.id,
-                question_text=question.text, category=question.category, scene=question.scene, round=round_,
-                priority=question.priority, model=platform.model, prompt_hash=prompt_hash, body=body,
-                task_id=task_id,
-            ))
+            for form in question.forms():
+                body = request_body(platform, form)
+                prompt_hash = _digest(json.dumps(body, sort_keys=True, ensure_ascii=False))
+                # A variant is in the key, so two variants asking the same text are two requests;
+                # the question's own text keeps the keys it had before variants existed.
+                asked = question.id if form.variant is None else f"{question.id}|variant:{form.variant}"
+                identity = f"{date}|{platform.name}|{asked}|{round_}|{prompt_hash}"
+                key = _digest(identity if task_id is None else f"{identity}|task:{task_id}")
+                planned.append(PlannedRequest(
+                    request_key=key, date=date, platform=platform.name, question_id=question.id,
+                    question_text=form.text, category=question.category, scene=question.scene, round=round_,
+                    priority=question.priority, model=platform.model, prompt_hash=prompt_hash, body=body,
+                    task_id=task_id, variant=form.variant,
+                ))
     # Highest priority first, so a collection cut short by its deadline loses the least; within
     # a priority, every question's first round before any second round.
-    planned.sort(key=lambda r: (-r.priority, r.round, r.question_id))
+    planned.sort(key=lambda r: (-r.priority, r.round, r.question_id, r.variant or ""))
     return planned
 
 

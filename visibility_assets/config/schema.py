@@ -49,6 +49,42 @@ class Brand(_Entry):
     own: StrictBool = False  # one of our brands: the workspace opens on the first
 
 
+BASE_VARIANT = "base"  # the variant label of a question's own text
+
+
+class Location(_Entry):
+    """Where a variant's asker is, for a platform whose search takes a user location."""
+
+    country: str = Field(pattern=r"^[A-Z]{2}$")  # ISO 3166-1 alpha-2: CN, US
+    region: str | None = Field(default=None, min_length=1)
+    city: str | None = Field(default=None, min_length=1)
+    latitude: Number | None = Field(default=None, ge=-90, le=90)
+    longitude: Number | None = Field(default=None, ge=-180, le=180)
+
+
+class Variant(_Entry):
+    """A named rephrasing of a question (a persona, a region, a language), asked beside it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+    text: str = Field(min_length=1)
+    location: Location | None = None
+
+    @model_validator(mode="after")
+    def _not_the_base(self) -> Variant:
+        if self.name == BASE_VARIANT:
+            raise ValueError(f"variant name {BASE_VARIANT!r} is the question's own text")
+        return self
+
+
+@dataclass(frozen=True)
+class AskedForm:
+    """One way a question is asked: its own text (variant None) or one of its variants."""
+
+    variant: str | None
+    text: str
+    location: Location | None = None
+
+
 class Question(_Entry):
     id: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -57,6 +93,19 @@ class Question(_Entry):
     priority: Count = Field(default=0, ge=-1000, le=1000)  # higher is collected first
     # Relative demand (a search volume the user knows, say): the weighted metrics count it.
     weight: Number = Field(default=1.0, gt=0, le=1e12)
+    variants: tuple[Variant, ...] = ()
+
+    @model_validator(mode="after")
+    def _variants_named_once(self) -> Question:
+        names = [v.name for v in self.variants]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"variant {twice[0]!r} is named twice")
+        return self
+
+    def forms(self) -> tuple[AskedForm, ...]:
+        """The question's own text, then each variant: every form is collected on its own keys."""
+        return (AskedForm(None, self.text),) + tuple(AskedForm(v.name, v.text, v.location) for v in self.variants)
 
 
 CANARY = "canary"  # the category of the canary prompts: never a brand category

@@ -41,6 +41,7 @@ JOURNAL_REQUESTS = Table("journal_requests", (
     optional("last_error", pa.string()),
     required("updated_at", TIMESTAMP),
     optional("task_id", pa.string()),  # the event-driven task that asked it (collection_tasks); null: nightly
+    optional("variant", pa.string()),  # the question's variant asked (questions.yaml); null: its own text
 ), primary_key=("request_key",))
 
 JOURNAL_ATTEMPTS = Table("journal_attempts", (  # append-only ledger: one row per HTTP attempt
@@ -92,7 +93,7 @@ JOURNAL_TABLES = (JOURNAL_REQUESTS, JOURNAL_ATTEMPTS, JOURNAL_ANSWERS)
 # --- the warehouse: what publishing a journal writes ----------------------------------------
 
 REQUEST_COLUMNS = ["request_key", "date", "platform", "question_id", "question_text", "category", "scene",
-                   "round", "model", "params_json", "prompt_hash", "task_id"]
+                   "round", "model", "params_json", "prompt_hash", "task_id", "variant"]
 RAW_AI_RESPONSES = Table(
     "raw_ai_responses",
     tuple(JOURNAL_REQUESTS.project("", REQUEST_COLUMNS).fields) + JOURNAL_ANSWERS.fields[1:-2],
@@ -156,6 +157,7 @@ CLEANED_SAMPLES = Table("cleaned_samples", _SAMPLE_KEY + (
     # Longer than max_answer_chars: analysed only up to it (answer_chars is the whole length).
     optional("answer_chars", pa.int64()), optional("analysis_capped", pa.bool_()),
     optional("question_weight", pa.float64()),  # the question's weight when cleaned (questions.yaml)
+    optional("variant", pa.string()),  # the question's variant asked; null: its own text
 ), primary_key=("request_key",))
 SAMPLE_BRAND_RESULTS = Table("sample_brand_results", _SAMPLE_KEY + (
     optional("category", pa.string()), optional("brand", pa.string()), optional("valid", pa.bool_()),

@@ -16,6 +16,7 @@ from typing import Any
 
 from visibility_assets.collect.errors import ErrorClass, classify_status
 from visibility_assets.config import Platform
+from visibility_assets.config.schema import Location
 from visibility_assets.core.answers import ANSWERED, MODERATED, TRUNCATED, Citation, NormalizedAnswer, Usage
 
 INLINE_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
@@ -60,11 +61,14 @@ class Dialect:
     def path_for(self, platform: Platform) -> str:
         return self.path
 
-    def body(self, platform: Platform, prompt: str) -> dict:
+    def body(self, platform: Platform, prompt: str, location: Location | None = None) -> dict:
+        """location: a question variant's user location, sent where the platform's search takes one."""
         body: dict[str, Any] = {"model": self.model_for(platform), "stream": False,
                                 "messages": [{"role": "user", "content": prompt}]}
         if platform.web_search:
             merge(body, self.search_params(platform))
+            if location is not None:
+                merge(body, self.location_params(location))
         if platform.thinking is not None:
             merge(body, self.thinking_params(platform.thinking == "enabled"))
         return merge(body, copy.deepcopy(platform.extra_body))
@@ -76,6 +80,10 @@ class Dialect:
         return {}
 
     def thinking_params(self, enabled: bool) -> dict:
+        return {}
+
+    def location_params(self, location: Location) -> dict:
+        """The user location in the platform's own search parameter; {}: its API documents none."""
         return {}
 
     def next_round(self, body: dict, payload: dict) -> dict | None:

@@ -3,6 +3,7 @@
 
 from visibility_assets.collect.dialects.base import Dialect
 from visibility_assets.config import Platform
+from visibility_assets.config.schema import Location
 from visibility_assets.core.answers import Citation
 
 
@@ -14,6 +15,12 @@ class OpenAI(Dialect):
 
     def search_params(self, platform: Platform) -> dict:
         return {"web_search_options": {}}  # with a search model (gpt-4o-search-preview, ...)
+
+    def location_params(self, location: Location) -> dict:
+        """`web_search_options.user_location`, of type approximate (country, region, city)."""
+        approximate = {k: v for k, v in (("country", location.country), ("region", location.region),
+                                          ("city", location.city)) if v is not None}
+        return {"web_search_options": {"user_location": {"type": "approximate", "approximate": approximate}}}
 
     def thinking_params(self, enabled: bool) -> dict:
         return {"reasoning_effort": "high" if enabled else "none"}

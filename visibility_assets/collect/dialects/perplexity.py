@@ -3,20 +3,28 @@
 
 from visibility_assets.collect.dialects.base import Dialect, openai_usage
 from visibility_assets.config import Platform
+from visibility_assets.config.schema import Location
 from visibility_assets.core.answers import Citation, Usage
 
 
 class Perplexity(Dialect):
     name = "perplexity"
 
-    def body(self, platform: Platform, prompt: str) -> dict:
-        body = super().body(platform, prompt)
+    def body(self, platform: Platform, prompt: str, location: Location | None = None) -> dict:
+        body = super().body(platform, prompt, location)
         if not platform.web_search:
             body.setdefault("disable_search", True)  # Sonar searches on every request unless told not to
         return body
 
     def search_params(self, platform: Platform) -> dict:
         return {"web_search_options": {"search_context_size": "low"}}
+
+    def location_params(self, location: Location) -> dict:
+        """`web_search_options.user_location`: the country code, and the coordinates when given."""
+        place = {"country": location.country}
+        if location.latitude is not None and location.longitude is not None:
+            place |= {"latitude": location.latitude, "longitude": location.longitude}
+        return {"web_search_options": {"user_location": place}}
 
     def citations(self, payload: dict, message: dict) -> list[Citation]:
         results = {r.get("url"): r for r in payload.get("search_results") or [] if isinstance(r, dict)}

@@ -1,0 +1,51 @@
+-- kind: incremental
+-- grain: date, platform, category, brand, variant
+-- The mention metrics per variant of the questions (questions.yaml variants: a persona, a
+-- region, a language; 'base' is each question's own text), over each variant's valid answers,
+-- with 95% Wilson intervals: how the answers change with who asks. fct_mention_metrics pools
+-- the variants (every answer of the category); a question without variants is 'base' only.
+WITH daily AS (
+    SELECT date, platform, category, brand, variant,
+           count(*) AS answers,
+           count(*) FILTER (WHERE valid) AS valid_answers,
+           count(*) FILTER (WHERE mentioned) AS mentioned_answers,
+           count(*) FILTER (WHERE list_rank IS NOT NULL) AS listed_answers,
+           avg(list_rank) AS avg_list_rank,
+           count(*) FILTER (WHERE list_rank = 1) AS top1_answers,
+           count(*) FILTER (WHERE recommended) AS recommended_answers,
+           count(*) FILTER (WHERE mentioned AND sentiment = 'positive') AS positive_sentiment_answers
+    FROM {{ ref('int_brand_results') }}
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    GROUP BY ALL
+),
+rated AS (
+    SELECT *,
+           CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category, variant) AS BIGINT)
+               AS category_mentions,
+           wilson(mentioned_answers, valid_answers) AS mention
+    FROM daily
+)
+SELECT
+    date,
+    platform,
+    category,
+    brand,
+    variant,
+    answers,
+    valid_answers,
+    mentioned_answers,
+    mention.rate AS mention_rate,
+    mention.low AS mention_rate_low,
+    mention.high AS mention_rate_high,
+    CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
+    avg_list_rank,
+    CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
+    CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
+    CASE WHEN mentioned_answers > 0 THEN positive_sentiment_answers / mentioned_answers END AS positive_rate,
+    category_mentions,
+    listed_answers,
+    top1_answers,
+    recommended_answers,
+    positive_sentiment_answers,
+    $run_id AS run_id
+FROM rated
