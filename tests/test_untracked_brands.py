@@ -106,3 +106,24 @@ def test_the_brands_yaml_line_is_a_valid_catalog_entry(tmp_path):
     (brand,) = load_catalog(path).brands
     assert (brand.name, brand.category, brand.aliases) == ('Acme: "Cloud"', "cloud", ('Acme: "Cloud"', "艾克美"))
     assert isinstance(yaml.safe_load(row["brands_yaml"]), list) and isinstance(BrandCatalog, type)
+
+
+# --- sources the platform retrieved but the answer does not cite ---------------------------------
+
+def test_a_platform_source_is_cited_when_the_text_marks_its_number_and_unknown_when_it_marks_none(tmp_path):
+    from visibility_assets.clean.samples import RawAnswer, SampleCleaner
+    path = tmp_path / "brands.yaml"
+    path.write_text(CATALOG, encoding="utf-8")
+    cleaner = SampleCleaner(load_catalog(path), "run")
+    urls = ("https://a.example/1", "https://b.example/2", "https://c.example/3")
+
+    def cited(text: str, indexes=(1, 2, 3)) -> dict:
+        answer = RawAnswer("k", "2026-11-30", "ernie", "q1", "有哪些云服务商？", "cloud", 1, text,
+                           platform_citations=urls, platform_indexes=indexes)
+        return {(row["url"], row["source"]): row["cited"] for row in cleaner.clean([answer]).citations}
+
+    marked = cited("推荐阿里云[1]，腾讯云也可以[ref_3]，详见 https://d.example/x 。")
+    assert marked == {(urls[0], "platform"): True, (urls[1], "platform"): False, (urls[2], "platform"): True,
+                      ("https://d.example/x", "text"): True}
+    assert set(cited("推荐阿里云，腾讯云也可以。").values()) == {None}  # the text marks no source
+    assert cited("推荐阿里云[1]。", indexes=(None, None, None))[(urls[0], "platform")] is None

@@ -10,5 +10,6 @@ SELECT
     source,
     domain,
     domain_class,
-    own_brand
+    own_brand,
+    cited
 FROM {{ ref('sample_citations') }}

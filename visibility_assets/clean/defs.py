@@ -31,7 +31,8 @@ READ_RAW = """
 SELECT request_key, date, platform, question_id, question_text, category, round, answer_text,
        coalesce(outcome, 'answered'),
        list_transform(list_filter(coalesce(citations, []), lambda c: c.source = 'platform'), lambda c: c.url),
-       variant
+       variant,
+       list_transform(list_filter(coalesce(citations, []), lambda c: c.source = 'platform'), lambda c: c.index)
 FROM raw_ai_responses
 WHERE """ + IN_RUN_PARTITIONS + """
 ORDER BY date, platform, question_id, round

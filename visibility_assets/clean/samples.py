@@ -5,6 +5,7 @@ that cannot be analysed. Pure Python over rows; the asset reads and writes the w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,6 +32,8 @@ from visibility_assets.warehouse.tables import (
 PENDING, VALIDATING, VALID, INVALID, EXTRACTING, EXTRACTED, COMPLETED, FAILED = (
     "pending", "validating", "valid", "invalid", "extracting", "extracted", "completed", "failed")
 EXCERPT_RADIUS = 20
+# A citation mark of the text and the source number it refers to: [1], [^1^], [ref_1], [citation:1].
+CITATION_MARK = re.compile(r"\[(?:\^|ref_|citation:\s*)?(\d{1,3})\^?\]")
 
 
 @dataclass
@@ -46,6 +49,7 @@ class RawAnswer:
     outcome: str = ANSWERED  # answered | truncated | moderated, as collected
     platform_citations: tuple[str, ...] = ()  # URLs the platform gave in its structured field
     variant: str | None = None  # the question's variant asked; None: its own text
+    platform_indexes: tuple[int | None, ...] = ()  # the number of each platform source, as the platform gave it
 
 
 @dataclass
@@ -115,7 +119,8 @@ class SampleCleaner:
         batch.brand_results.extend(self._brand_rows(answer, analysis, history.key))
         batch.matches.extend(self._match_rows(answer, analysis, history.key))
         if analysis.valid:
-            batch.citations.extend(self._citation_rows(answer.platform_citations, text_urls, history.key))
+            marked = {int(n) for n in CITATION_MARK.findall(answer.answer_text or "")}
+            batch.citations.extend(self._citation_rows(answer, marked, text_urls, history.key))
             batch.untracked.extend({**history.key, "category": answer.category, "name": name.name,
                                     "name_key": name.key, "other_form": name.other_form,
                                     "other_key": name.other_key, "list_rank": name.list_rank}
@@ -145,17 +150,25 @@ class SampleCleaner:
                          "sentiment": result.sentiment})
         return rows
 
-    def _citation_rows(self, platform_urls: Sequence[str], text_urls: Sequence[str], key: dict) -> list[dict]:
+    def _citation_rows(self, answer: RawAnswer, marked: set[int], text_urls: Sequence[str], key: dict) -> list[dict]:
         """A row per cited URL and where it came from (a URL both in the platform's field and in
-        the text has a row for each)."""
+        the text has a row for each). `cited`: a link in the text is cited; a platform source is
+        cited when the text marks its number ([1], [ref_1]), retrieved but not cited when the text
+        marks others only, and unknown (null) when the text marks none or the source has no number."""
+        indexes = answer.platform_indexes or (None,) * len(answer.platform_citations)
+        platform = {}
+        for url, index in zip(answer.platform_citations, indexes):
+            known = None if not marked or index is None else index in marked
+            before = platform.get(url)  # a URL given twice is cited if either is
+            platform[url] = known if before is None else (before or bool(known))
         rows = []
-        for source, urls in ((PLATFORM, platform_urls), (TEXT, text_urls)):
-            for url in dict.fromkeys(urls):
+        for source, cited in ((PLATFORM, platform), (TEXT, dict.fromkeys(text_urls, True))):
+            for url, is_cited in cited.items():
                 classified = self.domain_table.classify(url)
                 if classified is not None:
                     domain, kind, brand = classified
                     rows.append({**key, "url": url, "source": source, "domain": domain, "domain_class": kind,
-                                 "own_brand": brand})
+                                 "own_brand": brand, "cited": is_cited})
         return rows
 
     @staticmethod

@@ -184,6 +184,9 @@ SAMPLE_QUARANTINE = Table("sample_quarantine", _SAMPLE_KEY + (
 SAMPLE_CITATIONS = Table("sample_citations", _SAMPLE_KEY + (
     optional("url", pa.string()), optional("source", pa.string()), optional("domain", pa.string()),
     optional("domain_class", pa.string()), optional("own_brand", pa.string()),
+    # A platform source the text marks ([1], [ref_1]): true; retrieved but not marked: false;
+    # null when the text marks no source. A link in the text is cited.
+    optional("cited", pa.bool_()),
 ), primary_key=("request_key", "url", "source"))
 # Every name a valid answer offers as an option that no alias of the catalog matches (clean/untracked.py).
 SAMPLE_UNTRACKED_NAMES = Table("sample_untracked_names", _SAMPLE_KEY + (
