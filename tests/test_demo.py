@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,31 @@ def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
                               "--format", "json"], capture_output=True, text=True, cwd=empty, env=_env(home))
     assert json.loads(counted.stdout) == [{"n": 6 * 5}], counted.stderr
     _the_installed_workspace_serves_its_pages(installed, empty, _env(home), config)
+    _a_copy_of_the_data_directory_elsewhere_works_on(installed, empty, home, config)
+
+
+def _a_copy_of_the_data_directory_elsewhere_works_on(installed: Path, cwd: Path, home: Path, config: Path) -> None:
+    """`cp -a` of the data directory to another path, the original gone: the copy answers
+    `visibility sql` and `visibility explain`, and collects a further day (the lake's catalog
+    remembers the data path it was made with; the copy reads its data where it now is)."""
+    moved = home.parent / "restored" / "visibility"
+    moved.parent.mkdir()
+    subprocess.run(["cp", "-a", str(home), str(moved)], check=True)
+    home.rename(home.parent / "original-gone")
+    env = _env(moved)
+
+    def visibility(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(installed / "visibility"), "--config-dir", str(config), *arguments],
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+    counted = visibility("sql", "SELECT count(*) AS n FROM raw_ai_responses", "--format", "json")
+    assert json.loads(counted.stdout) == [{"n": 6 * 5}], counted.stderr
+    explained = visibility("explain", "--date", "2026-11-03", "--platform", "kimi", "--brand", "阿里云")
+    assert explained.returncode == 0 and "mention_metrics 2026-11-03 kimi 阿里云" in explained.stdout, explained.stderr
+    further = visibility("demo", "--date", "2026-11-04")
+    assert further.returncode == 0, further.stdout + further.stderr
+    days = visibility("sql", "SELECT date, count(*) AS n FROM raw_ai_responses GROUP BY 1 ORDER BY 1", "--format", "json")
+    assert json.loads(days.stdout) == [{"date": "2026-11-03", "n": 30}, {"date": "2026-11-04", "n": 30}]
 
 
 def _the_installed_workspace_serves_its_pages(installed: Path, cwd: Path, env: dict, config: Path) -> None:
@@ -101,3 +127,12 @@ def test_demo_rejects_a_bad_date_without_traceback(tmp_path):
                             capture_output=True, text=True, env={**os.environ, "VISIBILITY_HOME": str(tmp_path)})
     assert result.returncode == 2
     assert "not a date" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_demo_refuses_a_day_that_is_not_over_yet_without_traceback(tmp_path):
+    from visibility_assets.core.days import yesterday
+    today = (yesterday() + timedelta(days=1)).isoformat()
+    result = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "demo", "--date", today],
+                            capture_output=True, text=True, env={**os.environ, "VISIBILITY_HOME": str(tmp_path)})
+    assert result.returncode == 2 and "the last day that can be collected is" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "warehouse").exists()

@@ -33,3 +33,28 @@ def test_a_reader_of_the_present_sees_what_is_committed_after_it_opened(tmp_path
         assert conn.execute("SELECT sum(v) FROM mark").fetchall() == [(3,)]
     finally:
         conn.close()
+
+
+def test_a_lake_moved_with_its_data_folder_reads_there_and_a_catalog_kept_elsewhere_needs_to_be_told(
+        tmp_path, monkeypatch):
+    import shutil
+
+    import pytest
+    _write(LakeSettings.from_env(tmp_path / "before"), 7)
+    shutil.copytree(tmp_path / "before", tmp_path / "after")
+    shutil.rmtree(tmp_path / "before")
+    with reading(LakeSettings.from_env(tmp_path / "after")) as conn:  # the data directory's layout
+        assert conn.execute("SELECT v FROM mark").fetchall() == [(7,)]
+    # A catalog whose data lies elsewhere refuses a data path it does not remember ...
+    catalog = "sqlite:" + str(tmp_path / "after" / "warehouse" / "catalog.sqlite")
+    (tmp_path / "data-elsewhere").mkdir()
+    shutil.copytree(tmp_path / "after" / "warehouse" / "data", tmp_path / "data-elsewhere" / "data")
+    monkeypatch.setenv(lake.CATALOG_ENV, catalog)
+    monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "data-elsewhere" / "data") + "/")
+    with pytest.raises(lake.WarehouseSettingError, match="keeps its data at .*set VISIBILITY_WAREHOUSE_DATA_MOVED=true"):
+        with reading(LakeSettings.from_env(tmp_path)) as conn:
+            conn.execute("SELECT v FROM mark").fetchall()
+    # ... until told that the data moved.
+    monkeypatch.setenv(lake.DATA_MOVED_ENV, "true")
+    with reading(LakeSettings.from_env(tmp_path)) as conn:
+        assert conn.execute("SELECT v FROM mark").fetchall() == [(7,)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date as Date
 from datetime import timedelta
 
-from visibility_assets.cli.arguments import config_of, iso_date, positive_int
+from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
 from visibility_assets.core.days import yesterday
 from visibility_assets.tools.demo import run_demo
 
@@ -19,7 +19,11 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     config = config_of(args)  # validate before anything is started or written
-    return run_demo(config, demo_dates(args.date or yesterday(), args.days))
+    last = yesterday()
+    if args.date and args.date > last:  # the day partitions end yesterday: today is still being asked
+        raise UserError(f"--date {args.date.isoformat()}: the last day that can be collected is"
+                        f" {last.isoformat()} (yesterday, Asia/Shanghai)")
+    return run_demo(config, demo_dates(args.date or last, args.days))
 
 
 def demo_dates(end: Date, days: int) -> list[str]:

@@ -22,6 +22,8 @@ def read_warehouse(as_of: str | None = None):
         raise UserError(f"no warehouse at {settings.catalog}: run `visibility demo` or materialize partitions first")
     try:
         conn = open_reader(settings, as_of)
+    except WarehouseSettingError as exc:
+        raise UserError(str(exc)) from None
     except duckdb.Error as exc:
         raise UserError(f"cannot open the warehouse{' as of ' + as_of if as_of else ''}: {first_line(exc)}") from None
     try:

@@ -32,6 +32,9 @@ from visibility_assets.core.retry import backoff_s
 
 CATALOG_ENV = "VISIBILITY_WAREHOUSE"
 DATA_ENV = "VISIBILITY_WAREHOUSE_DATA"
+# Set (to true) after moving the data of a catalog kept elsewhere: the catalog remembers the
+# data path it was created with, and refuses another one unless told that the data moved.
+DATA_MOVED_ENV = "VISIBILITY_WAREHOUSE_DATA_MOVED"
 S3_ENDPOINT_ENV = "VISIBILITY_S3_ENDPOINT"
 S3_REGION_ENV = "VISIBILITY_S3_REGION"
 S3_KEY_ENV, S3_SECRET_ENV = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
@@ -61,6 +64,7 @@ class LakeSettings:
     s3_key_id: str | None = field(default=None, repr=False)  # never printed or logged
     s3_secret: str | None = field(default=None, repr=False)
     s3_use_ssl: bool = True
+    data_moved: bool = False  # VISIBILITY_WAREHOUSE_DATA_MOVED: take data_path over the catalog's
 
     @classmethod
     def from_env(cls, home: Path) -> LakeSettings:
@@ -71,8 +75,9 @@ class LakeSettings:
         if endpoint and "://" in endpoint:
             use_ssl = endpoint.startswith("https://")
             endpoint = endpoint.split("://", 1)[1]
+        moved = (os.environ.get(DATA_MOVED_ENV) or "").strip().lower() in ("1", "true", "yes")
         settings = cls(catalog, data_path, endpoint, os.environ.get(S3_REGION_ENV) or None,
-                       os.environ.get(S3_KEY_ENV) or None, os.environ.get(S3_SECRET_ENV) or None, use_ssl)
+                       os.environ.get(S3_KEY_ENV) or None, os.environ.get(S3_SECRET_ENV) or None, use_ssl, moved)
         settings.validate()
         return settings
 
@@ -89,6 +94,15 @@ class LakeSettings:
     @property
     def catalog_kind(self) -> str:
         return self.catalog.partition(":")[0]
+
+    @property
+    def data_beside_catalog(self) -> bool:
+        """An embedded catalog with its data in the `data/` folder beside it (the data directory's
+        layout): the two move together, so the data path is wherever the catalog now is."""
+        if self.catalog_kind != "sqlite" or self.on_object_storage:
+            return False
+        catalog = Path(self.catalog.partition(":")[2])
+        return Path(self.data_path).resolve() == (catalog.parent / "data").resolve()
 
     @property
     def on_object_storage(self) -> bool:
@@ -150,6 +164,11 @@ def attach_statements(settings: LakeSettings, read_only: bool = False, as_of: st
         options.append("USE_SSL " + ("true" if settings.s3_use_ssl else "false"))
         statements.append("CREATE OR REPLACE SECRET " + S3_SECRET_NAME + " (" + ", ".join(options) + ")")
     options = ["DATA_PATH " + quote(settings.data_path)]
+    # The catalog stores the data path it was created with, as an absolute path, and refuses any
+    # other; the files' own paths are relative to it. A copied or restored data directory (cp -a,
+    # a new mount point) therefore reads its data where it now is.
+    if settings.data_beside_catalog or settings.data_moved:
+        options.append("OVERRIDE_DATA_PATH true")
     if read_only:
         options.append("READ_ONLY")
         if as_of is not None:
@@ -249,6 +268,14 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
     try:
         for statement in attach_statements(settings, read_only, as_of):
             conn.execute(statement)
+    except duckdb.Error as exc:
+        conn.close()
+        if "does not match existing data path" in str(exc):
+            remembered = str(exc).split("in the catalog", 1)[-1].strip(' ".\n').split('"')[0]
+            raise WarehouseSettingError(
+                f"{DATA_ENV}={settings.data_path!r}: the catalog {settings.catalog} keeps its data at"
+                f" {remembered!r}; if the data was moved to the new path, set {DATA_MOVED_ENV}=true") from None
+        raise
     except BaseException:
         conn.close()
         raise

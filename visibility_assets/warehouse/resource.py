@@ -82,18 +82,19 @@ class WarehouseResource(ConfigurableResource):
     s3_key_id: str | None = None
     s3_secret: str | None = None
     s3_use_ssl: bool = True
+    data_moved: bool = False  # the data left the path the catalog remembers (VISIBILITY_WAREHOUSE_DATA_MOVED)
 
     @classmethod
     def from_settings(cls, settings: LakeSettings) -> WarehouseResource:
         """The resource for these settings, with the S3 keys as EnvVar (never in the run's config)."""
         return cls(catalog=settings.catalog, data_path=settings.data_path, s3_endpoint=settings.s3_endpoint,
-                   s3_region=settings.s3_region, s3_use_ssl=settings.s3_use_ssl,
+                   s3_region=settings.s3_region, s3_use_ssl=settings.s3_use_ssl, data_moved=settings.data_moved,
                    s3_key_id=EnvVar(S3_KEY_ENV) if settings.s3_key_id else None,
                    s3_secret=EnvVar(S3_SECRET_ENV) if settings.s3_secret else None)
 
     def settings(self) -> LakeSettings:
         return LakeSettings(self.catalog, self.data_path, self.s3_endpoint, self.s3_region, self.s3_key_id,
-                            self.s3_secret, self.s3_use_ssl)
+                            self.s3_secret, self.s3_use_ssl, self.data_moved)
 
     @contextmanager
     def read_only(self, as_of: str | int | None = None):
