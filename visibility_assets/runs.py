@@ -66,10 +66,14 @@ def materialization_metadata(result: ExecuteInProcessResult) -> dict:
     }
 
 
+# The class Dagster prefixes a raised Failure's message with: the user needs the message only.
+FAILURE_PREFIX = "dagster._core.definitions.events.Failure: "
+
+
 def failure_message(result: ExecuteInProcessResult) -> str:
     failures = [e.event_specific_data.error.message.strip() for e in result.get_step_failure_events()
                 if e.event_specific_data and e.event_specific_data.error]
-    return failures[-1] if failures else "run failed"
+    return failures[-1].removeprefix(FAILURE_PREFIX) if failures else "run failed"
 
 
 def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,

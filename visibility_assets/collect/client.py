@@ -22,7 +22,7 @@ import httpx
 
 from visibility_assets.collect.cost import request_cost
 from visibility_assets.collect.dialects import Dialect, DialectError
-from visibility_assets.collect.errors import ErrorClass, classify_exception, parse_rate_limit
+from visibility_assets.collect.errors import ErrorClass, classify_exception, parse_rate_limit, unreachable_reason
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.plan import PlannedRequest
 from visibility_assets.collect.text_sources import with_text_citations
@@ -32,6 +32,10 @@ from visibility_assets.core.retry import backoff_s, parse_retry_after
 from visibility_assets.core.secrets import SecretScrubber
 
 SUCCEEDED, FAILED, DEFERRED, PENDING = "succeeded", "failed", "deferred", "pending"
+# Attempts in a row, across the platform's requests, that found nothing at its address: then
+# the platform is down (its breaker opens at once), not slow; a timeout or a 5xx keeps the
+# retry loop's patience.
+UNREACHABLE_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,9 @@ class ChatClient:
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
         self.rng = random.Random(seed)
+        url = httpx.URL(self.url)
+        self.address = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+        self.unreachable_in_a_row = 0  # attempts, across this platform's requests
 
     async def complete(self, request: PlannedRequest, first_attempt: int,
                        on_attempt: Callable[[Attempt], Awaitable[None]],
@@ -127,11 +134,13 @@ class ChatClient:
             attempt, answer, failure = await self._attempt(request, number, deadline)
             outcome.attempts.append(attempt)
             await on_attempt(attempt)
+            unreachable = failure is not None and failure.error_class is ErrorClass.UNREACHABLE
+            self.unreachable_in_a_row = self.unreachable_in_a_row + 1 if unreachable else 0
             if answer is not None:
                 outcome.state, outcome.answer = SUCCEEDED, answer
                 return outcome
             outcome.error_class, outcome.error_message = failure.error_class.value, failure.message
-            if not failure.error_class.transient:
+            if not failure.error_class.transient or self.platform_down:
                 break
             if failure.body_digest:
                 if failure.body_digest in malformed_bodies:
@@ -157,6 +166,11 @@ class ChatClient:
         outcome.state = FAILED
         return outcome
 
+    @property
+    def platform_down(self) -> bool:
+        """UNREACHABLE_ATTEMPTS attempts in a row found nothing at the platform's address."""
+        return self.unreachable_in_a_row >= UNREACHABLE_ATTEMPTS
+
     async def _attempt(self, request: PlannedRequest, number: int, deadline: float | None = None):
         headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
@@ -171,6 +185,10 @@ class ChatClient:
             answer = self._answer(normalized, payload_json, attempt)
         except _AttemptFailed as exc:
             failure = exc
+        except httpx.ConnectError as exc:
+            reason = unreachable_reason(exc)
+            message = f"cannot connect to {self.address}: {reason or exc}"
+            failure = _AttemptFailed(classify_exception(exc), f"{type(exc).__name__}: {message}"[:500])
         except httpx.HTTPError as exc:
             failure = _AttemptFailed(classify_exception(exc), f"{type(exc).__name__}: {exc}"[:500])
         except TimeoutError:

@@ -22,6 +22,7 @@ from visibility_assets.collect.client import (
     FAILED,
     PENDING,
     SUCCEEDED,
+    UNREACHABLE_ATTEMPTS,
     Answer,
     Attempt,
     ChatClient,
@@ -267,6 +268,13 @@ class _Run:
             report.stop(f"{report.platform} {report.date}: the platform refused for the account's balance or quota"
                         f" ({outcome.error_message}); stopped sending, {report.to_send - report.succeeded}"
                         f" requests stay pending until the account is topped up", retryable=False)
+        if outcome.state == FAILED and outcome.error_class == ErrorClass.UNREACHABLE.value:
+            # Nothing listens at the address: retrying for minutes only hides that it is down.
+            outcome.state = PENDING
+            report.stop(f"{report.platform} {report.date}: the platform is down: {outcome.error_message}"
+                        f" ({UNREACHABLE_ATTEMPTS} attempts in a row); stopped sending,"
+                        f" {report.to_send - report.succeeded} requests stay pending for the next run",
+                        retryable=False)
         if outcome.state == SUCCEEDED:
             self._count_answer(outcome.answer)
             report.retries_histogram[len(outcome.attempts) - 1] += 1

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import socket
+import ssl
 import time
 from enum import Enum
 
@@ -14,7 +16,8 @@ class ErrorClass(str, Enum):
     SERVER_ERROR = "server_error"  # 5xx
     REQUEST_TIMEOUT = "request_timeout"  # 408
     TIMEOUT = "timeout"  # no answer within the client's timeout
-    CONNECTION = "connection"  # refused, reset, dropped mid-response
+    CONNECTION = "connection"  # reset or dropped mid-response
+    UNREACHABLE = "unreachable"  # no connection at all: refused, the name not resolved, TLS failed
     MALFORMED = "malformed"  # 200 whose body is not a complete chat completion
     BAD_REQUEST = "bad_request"  # 400, 422
     AUTH = "auth"  # 401, 403
@@ -31,7 +34,7 @@ class ErrorClass(str, Enum):
 
 TRANSIENT = frozenset({
     ErrorClass.RATE_LIMITED, ErrorClass.SERVER_ERROR, ErrorClass.REQUEST_TIMEOUT,
-    ErrorClass.TIMEOUT, ErrorClass.CONNECTION, ErrorClass.MALFORMED, ErrorClass.OVERLOADED,
+    ErrorClass.TIMEOUT, ErrorClass.CONNECTION, ErrorClass.MALFORMED, ErrorClass.OVERLOADED, ErrorClass.UNREACHABLE,
 })
 
 # Codes that platforms put in a 400 body when their content filter rejects the prompt.
@@ -70,12 +73,29 @@ def _mentions_content_policy(body: str) -> bool:
 
 
 def classify_exception(exc: Exception) -> ErrorClass:
+    if isinstance(exc, httpx.ConnectError) and unreachable_reason(exc):
+        return ErrorClass.UNREACHABLE
     if isinstance(exc, httpx.TimeoutException):
         return ErrorClass.TIMEOUT
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.DecodingError)):
         # The server closed or garbled the response part-way: a truncated answer.
         return ErrorClass.MALFORMED if "incomplete" in str(exc).lower() else ErrorClass.CONNECTION
     return ErrorClass.CONNECTION
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """Why no connection was made, read off the exception's causes: "connection refused", "name
+    not resolved" or "TLS failure"; None for anything else (a timeout keeps its own patience)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(exc, socket.gaierror):
+            return "name not resolved"
+        if isinstance(exc, ssl.SSLError):
+            return "TLS failure"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
