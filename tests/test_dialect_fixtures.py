@@ -55,8 +55,30 @@ def test_the_dialect_reads_each_documented_body_exactly(dialect, case):
     got = {"outcome": answer.outcome, "text": answer.text, "reasoning_text": answer.reasoning_text,
            "finish_reason": answer.finish_reason, "model": answer.model,
            "citations": [{k: v for k, v in asdict(c).items() if k != "source"} for c in answer.citations],
-           "search_used": answer.search_used, "usage": asdict(answer.usage)}
-    assert got == {k: v for k, v in expected.items() if k != "kind"}
+           "search_used": answer.search_used, "usage": asdict(answer.usage), "search_queries": answer.search_queries}
+    # No documented body shows the queries a search ran (Kimi's arguments: only its id and tokens).
+    assert got == {"search_queries": [], **{k: v for k, v in expected.items() if k != "kind"}}
+
+
+def _kimi_search_round(arguments: str) -> dict:
+    call = {"index": 0, "id": "t-web_search-1", "type": "builtin_function",
+            "function": {"name": "$web_search", "arguments": arguments}}
+    return {"choices": [{"index": 0, "finish_reason": "tool_calls",
+                         "message": {"role": "assistant", "content": "", "tool_calls": [call]}}]}
+
+
+def test_kimis_search_queries_are_read_from_the_arguments_where_they_carry_one():
+    kimi, answer = DIALECTS["kimi"], {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
+    rounds = [_kimi_search_round(json.dumps({"search_result": {"search_id": "s1"}, "query": "云数据库 推荐"})),
+              _kimi_search_round(json.dumps({"search_result": {"search_id": "s2", "queries": ["RDS 价格", " "]}})),
+              answer]
+    read = kimi.read_rounds(rounds)
+    assert read.search_queries == ["云数据库 推荐", "RDS 价格"] and read.usage.search_count == 2
+    # What the platform sends is untrusted: arguments that are not JSON, or hold no strings, give nothing.
+    for hostile in ("not json", "[1, 2]", json.dumps({"query": 7, "search_result": "x"}), ""):
+        assert kimi.read_rounds([_kimi_search_round(hostile), answer]).search_queries == []
+    assert len(kimi.read_rounds([_kimi_search_round(json.dumps({"query": "x" * 10_000})), answer])
+               .search_queries[0]) == 500
 
 
 def _platform(dialect: str, **settings) -> Platform:

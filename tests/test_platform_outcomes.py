@@ -128,15 +128,20 @@ def test_a_billing_error_stops_the_platform_after_one_request_and_the_top_up_res
 @pytest.mark.dagster
 def test_kimis_search_tool_loop_echoes_the_arguments_and_adds_up_usage(visibility_home, platforms_server):
     assert materialize_for(["raw_ai_responses"], DAY, "kimi").success
-    rows = _rows("SELECT payload_json, prompt_tokens, completion_tokens, total_tokens, search_count"
+    rows = _rows("SELECT payload_json, prompt_tokens, completion_tokens, total_tokens, search_count, search_queries"
                  " FROM raw_ai_responses WHERE platform = 'kimi' AND outcome = 'answered'")
     assert rows
-    for payload, prompt, completion, total, searches in rows:
+    issued = platforms_server.app.tool_calls
+    for payload, prompt, completion, total, searches, queries in rows:
         rounds = json.loads(payload)
         assert isinstance(rounds, list) and len(rounds) == 2  # the tool call, then the answer
         assert prompt == sum(r["usage"]["prompt_tokens"] for r in rounds)
         assert completion == sum(r["usage"]["completion_tokens"] for r in rounds) and total == prompt + completion
         assert searches == 1
+        # The query stored is the one in the arguments the simulator issued and saw echoed back.
+        call = rounds[0]["choices"][0]["message"]["tool_calls"][0]
+        seen = json.loads(issued[("kimi", call["id"])].arguments)
+        assert queries == [seen["query"]] and seen["query"]
     assert _rows("SELECT DISTINCT tool_rounds FROM http_attempts WHERE platform = 'kimi' AND error_class IS NULL") \
         == [(1,)]
     assert _stats(platforms_server)["kimi"]["duplicates"] == 0

@@ -1,7 +1,7 @@
 -- kind: ephemeral
 -- grain: request_key
 -- One row per answer as collected, canary prompts included: its outcome, the model and
--- deployment that answered, its usage and cost.
+-- deployment that answered, its usage, searches and cost.
 SELECT
     request_key,
     date,
@@ -18,6 +18,7 @@ SELECT
     reasoning_tokens,
     search_used,
     search_count,
+    search_queries,
     cost,
     currency
 FROM {{ ref('raw_ai_responses') }}

@@ -204,4 +204,4 @@ def answer_row(outcome: RequestOutcome) -> tuple:
             usage.completion_tokens, usage.total_tokens, attempt.finished_at, normalized.outcome,
             normalized.finish_reason, normalized.reasoning_text, [asdict(c) for c in normalized.citations],
             normalized.search_used, usage.cached_tokens, usage.reasoning_tokens, usage.search_count, answer.cost,
-            answer.currency, normalized.system_fingerprint)
+            answer.currency, normalized.system_fingerprint, normalized.search_queries)

@@ -47,3 +47,4 @@ class NormalizedAnswer:
     search_used: bool = False
     usage: Usage = field(default_factory=Usage)
     tool_rounds: int = 0  # requests sent back to the platform with a tool's result (kimi's search)
+    search_queries: list[str] = field(default_factory=list)  # what its search looked up, where the response says

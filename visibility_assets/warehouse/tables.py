@@ -84,6 +84,7 @@ JOURNAL_ANSWERS = Table("journal_answers", (
     optional("cost", pa.float64()),  # from the usage and prices.yaml; null without a price
     optional("currency", pa.string()),
     optional("system_fingerprint", pa.string()),  # the deployment that answered (model-change canary)
+    optional("search_queries", pa.list_(pa.string())),  # what its search looked up, where the platform says
     required("date", pa.date32()),  # the partition, last: raw_ai_responses takes it from the request
     required("platform", pa.string()),
 ), primary_key=("request_key",))

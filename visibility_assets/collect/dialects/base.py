@@ -94,6 +94,10 @@ class Dialect:
         """Searches a tool round asked the platform to run (counted when the usage does not say)."""
         return 0
 
+    def queries(self, payload: dict) -> list[str]:
+        """The queries the platform's search ran, where its response shows them."""
+        return []
+
     # --- the response -----------------------------------------------------------------------
 
     def read(self, payload: dict) -> NormalizedAnswer:
@@ -121,16 +125,18 @@ class Dialect:
             outcome=self.outcome(finish, payload), text=text, reasoning_text=reasoning or None,
             finish_reason=finish, model=payload.get("model"), system_fingerprint=_text_or_none(payload.get("system_fingerprint")),
             citations=citations,
-            search_used=bool(searches) or self.search_used(payload, citations), usage=usage)
+            search_used=bool(searches) or self.search_used(payload, citations), usage=usage,
+            search_queries=self.queries(payload))
 
     def read_rounds(self, payloads: list[dict]) -> NormalizedAnswer:
         """The answer of a tool loop: the last round's answer, with every round's usage and
         searches added up (each round is billed)."""
-        answer = self.read(payloads[-1])
-        for earlier in payloads[:-1]:
-            before = self.read(earlier)
+        rounds = [self.read(payload) for payload in payloads]
+        answer = rounds[-1]
+        for before in rounds[:-1]:
             answer.usage = before.usage + answer.usage
             answer.search_used = answer.search_used or before.search_used
+        answer.search_queries = [query for each in rounds for query in each.search_queries]
         answer.tool_rounds = len(payloads) - 1
         return answer
 

@@ -4,11 +4,13 @@ message and asks again, until the answer stops. The client caps the rounds and a
 their usage."""
 
 import copy
+import json
 
 from visibility_assets.collect.dialects.base import Dialect
 from visibility_assets.config import Platform
 
 WEB_SEARCH = "$web_search"
+MAX_QUERY_CHARS = 500
 
 
 class Kimi(Dialect):
@@ -42,9 +44,37 @@ class Kimi(Dialect):
         return following
 
     def searches(self, payload: dict) -> int:
-        message = ((payload.get("choices") or [{}])[0]).get("message") or {}
-        return sum(1 for call in message.get("tool_calls") or []
-                   if (call.get("function") or {}).get("name") == WEB_SEARCH)
+        return len(_search_calls(payload))
+
+    def queries(self, payload: dict) -> list[str]:
+        """The query each $web_search call carries in its arguments. Kimi documents only the
+        search's id and tokens there (`search_result.search_id`, `usage.total_tokens`), so a
+        query is read where the arguments hold one (`query` or `queries`, at the top or in
+        `search_result`) and nothing is made up where they do not."""
+        found: list[str] = []
+        for call in _search_calls(payload):
+            try:
+                arguments = json.loads((call.get("function") or {}).get("arguments") or "")
+            except (TypeError, ValueError):
+                continue
+            if not isinstance(arguments, dict):
+                continue
+            for holder in (arguments, arguments.get("search_result")):
+                if isinstance(holder, dict):
+                    found.extend(_strings(holder.get("query")) + _strings(holder.get("queries")))
+        return found
+
+
+def _search_calls(payload: dict) -> list[dict]:
+    choices = payload.get("choices") or [{}]
+    message = (choices[0] if isinstance(choices[0], dict) else {}).get("message") or {}
+    return [call for call in message.get("tool_calls") or []
+            if isinstance(call, dict) and (call.get("function") or {}).get("name") == WEB_SEARCH]
+
+
+def _strings(value) -> list[str]:
+    values = value if isinstance(value, list) else [value]
+    return [v.strip()[:MAX_QUERY_CHARS] for v in values if isinstance(v, str) and v.strip()]
 
 
 DIALECT = Kimi()

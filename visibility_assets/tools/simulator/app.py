@@ -393,13 +393,18 @@ def _faulty(reply: Reply, fault: Fault, rng: random.Random) -> Reply:
     return reply
 
 
+def search_query(question: str) -> str:
+    """What a search for the question would look up: its words, without the asking."""
+    return re.sub(r"[\s？?。！!，,：:]+", " ", question).strip()[:60]
+
+
 def _tool_call(app: SimulatorApp, platform: str, dialect: SimDialect, ask: Ask, ident: str, receipt: int,
                body_digest: str, prompt_tokens: int, rng: random.Random, latency: float,
                limit_headers: list[tuple[str, str]]) -> Reply:
     """Kimi's first round of a search: finish_reason tool_calls with the $web_search call."""
     call_ident = hashlib.sha256(f"{ident}|{receipt}".encode()).hexdigest()
     search_tokens = 2000 + int(rng.random() * 12000)
-    call = dialect.tool_call(call_ident, search_tokens)
+    call = dialect.tool_call(call_ident, search_tokens, search_query(ask.question))
     prompt_tokens += 150  # the tool's declaration
     app.remember_call(platform, call["id"], IssuedCall(call["function"]["arguments"], body_digest, search_tokens,
                                                        prompt_tokens))

@@ -177,8 +177,8 @@ class SimDialect:
         c.reasoning, c.reasoning_tokens, c.sources, c.spans = None, 0, [], []
         c.completion_tokens = 0
 
-    def tool_call(self, ident: str, search_tokens: int) -> dict:
-        """The search tool call of a first round (only where `search_tool`)."""
+    def tool_call(self, ident: str, search_tokens: int, query: str) -> dict:
+        """The search tool call of a first round (only where `search_tool`), searching `query`."""
         raise NotImplementedError(f"{self.name} searches without a tool call")
 
     def cites_over(self, text_cites: bool) -> bool:

@@ -63,9 +63,12 @@ class Kimi(SimDialect):
         return [("X-RateLimit-Limit", str(limit)), ("X-RateLimit-Remaining", str(remaining)),
                 ("X-RateLimit-Reset", str(max(0, math.ceil(reset_s))))]
 
-    def tool_call(self, ident: str, search_tokens: int) -> dict:
-        """The $web_search call of the first round; its arguments must come back verbatim."""
-        arguments = json.dumps({"search_result": {"search_id": ident[:8]}, "usage": {"total_tokens": search_tokens}})
+    def tool_call(self, ident: str, search_tokens: int, query: str) -> dict:
+        """The $web_search call of the first round; its arguments must come back verbatim. Kimi
+        documents the search's id and tokens in them; the simulator adds the query it searched,
+        so that reading a query where a platform gives one is exercised end to end."""
+        arguments = json.dumps({"search_result": {"search_id": ident[:8]}, "usage": {"total_tokens": search_tokens},
+                                "query": query}, ensure_ascii=False)
         return {"index": 0, "id": f"t-web_search-{int(ident[8:18], 16) % 10 ** 12:012d}", "type": "builtin_function",
                 "function": {"name": KIMI_WEB_SEARCH, "arguments": arguments}}
 
