@@ -2,6 +2,7 @@
 their own, after the platform's other run has ended."""
 
 import os
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -74,3 +75,32 @@ def test_ask_for_an_unknown_question_is_an_error_that_writes_nothing(visibility_
     assert result.returncode == 2 and "q999" in result.stderr, result.stderr
     assert simulated.app.stats_json() == {}
     assert not (visibility_home / "warehouse").exists()
+
+
+@pytest.mark.dagster  # the instance's runs; the command in the test's process
+def test_ask_says_which_run_it_waits_for_and_gives_up_after_its_wait(visibility_home, config_dir):
+    defs, instance = pipeline(), get_instance()
+    blocker = instance.create_run_for_job(defs.resolve_job_def("nightly_platform_job"),
+                                          status=DagsterRunStatus.STARTED, tags=partition_tags(DAY, "qwen"))
+    result = visibility("ask", "--platform", "qwen", "--question", "q001", "--date", DAY, "--wait", "2")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"waiting for run {blocker.run_id} of qwen (in progress since" in result.stdout
+    assert "giving up at" in result.stdout
+    assert f"run {blocker.run_id} of qwen" in result.stderr and "still in progress after 2 s" in result.stderr
+    [(state, note)] = _rows("SELECT state, history[-1].note FROM collection_tasks")
+    assert state == "failed" and "gave up waiting" in note
+    assert instance.get_run_by_id(blocker.run_id).status == DagsterRunStatus.STARTED  # not ours to end
+
+
+@pytest.mark.dagster
+def test_a_run_whose_command_died_is_marked_failed_and_its_task_requeued(visibility_home, config_dir):
+    defs, instance = pipeline(), get_instance()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no process holds any more
+    orphan = instance.create_run_for_job(
+        defs.resolve_job_def("nightly_platform_job"), status=DagsterRunStatus.STARTED,
+        tags={**partition_tags(DAY, "qwen"), "visibility/host": socket.gethostname(), "visibility/pid": str(dead.pid)})
+    result = visibility("ask", "--platform", "qwen", "--question", "q001", "--date", DAY, "--wait", "60")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"run {orphan.run_id} of qwen: the process that ran it is gone; marked failed" in result.stdout
+    assert instance.get_run_by_id(orphan.run_id).status == DagsterRunStatus.FAILURE

@@ -72,6 +72,14 @@ def test_sigkill_midway_then_resume_never_resends_a_stored_answer(visibility_hom
                               " WHERE platform = 'doubao' GROUP BY state").fetchall()
     assert total == distinct == 60
     assert states == [("succeeded", 60, 1)]
+    # The partition's figures are over both runs: the killed one paid for the answers it stored.
+    (materialization,) = run.asset_materializations_for_node("raw_ai_responses")
+    meta = {k: v.value for k, v in materialization.metadata.items()}
+    with read_warehouse() as conn:
+        cost, searches = conn.execute("SELECT sum(cost), sum(search_count) FROM raw_ai_responses"
+                                      " WHERE platform = 'doubao'").fetchone()
+    assert meta["partition_cost"] == pytest.approx(cost) and meta["cost"] < meta["partition_cost"]
+    assert meta["partition_searches"] == searches == 60 > meta["searches"]
 
 
 @pytest.mark.dagster

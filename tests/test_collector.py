@@ -1,5 +1,8 @@
 """The resilient collector against the real simulator: retries, 429s, deadline, breaker, resume."""
 
+import io
+import logging
+import re
 import time
 from collections import Counter
 from dataclasses import replace
@@ -16,6 +19,7 @@ from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.tally import CollectionFailed
 from visibility_assets.config import MissingApiKey, load_config
+from visibility_assets.core.progress import printing_progress
 from visibility_assets.core.retry import parse_retry_after
 from visibility_assets.tools.simulator import routes as simulator_routes
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
@@ -100,6 +104,18 @@ def test_transient_faults_are_retried_until_every_request_succeeds(tmp_path):
     assert len(ledger) == report.attempts > 20  # every attempt is a ledger row
     assert {row[3] for row in ledger} - {None} <= {"server_error", "overloaded", "timeout", "connection", "malformed"}
     assert stats["duplicates"] == 0
+
+
+@pytest.mark.loopback
+def test_a_long_wait_before_a_retry_is_told_with_what_it_follows_and_until_when(tmp_path):
+    behaviour = PlatformBehaviour(latency_s=(0, 0.005), hang_s=3).with_transient_faults(0.5)
+    said = io.StringIO()
+    with printing_progress(said, logging.WARNING):  # as the demo's workers print: the waits only
+        report, *_ = _collect(tmp_path, behaviour, replace(QUICK, long_wait_s=0.0))
+    assert report.retries_histogram.keys() - {0}  # it did retry
+    (line,) = said.getvalue().splitlines()  # one notice: they come at most every 15 s
+    assert re.fullmatch(r"\d\d:\d\d:\d\d deepseek 2026-11-02: retrying q\d+ round \d after \w+( \(HTTP \d+\))?:"
+                        r" waiting 0 s, until \d\d:\d\d:\d\d; \d+ of 24 requests done", line), line
 
 
 @pytest.mark.loopback

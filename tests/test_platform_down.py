@@ -77,7 +77,14 @@ def test_a_connection_that_cannot_be_made_is_unreachable_with_its_reason(url, re
     plain = socket.socket()
     plain.bind(("127.0.0.1", 0))
     plain.listen()
-    threading.Thread(target=lambda: [c.close() for c, _ in [plain.accept()]], daemon=True).start()
+
+    def answer_in_plain_http() -> None:  # as a plain HTTP server answers a TLS hello, whatever the timing
+        connection, _ = plain.accept()
+        connection.recv(4096)
+        connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        connection.close()
+
+    threading.Thread(target=answer_in_plain_http, daemon=True).start()
     target = url.format(closed=_free_port(), plain=plain.getsockname()[1])
 
     async def post():

@@ -6,6 +6,7 @@ whole pipeline; each worker is forked from it and only builds the definitions an
 
 import gc
 import json
+import logging
 import os
 import sys
 import warnings
@@ -17,6 +18,7 @@ from dataclasses import asdict
 warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
 
 from visibility_assets.config import load_config  # noqa: E402
+from visibility_assets.core.progress import printing_progress  # noqa: E402
 from visibility_assets.definitions import build_definitions  # noqa: E402
 from visibility_assets.operate.instance import get_instance  # noqa: E402
 from visibility_assets.runs import PartitionRun, materialize_partition  # noqa: E402
@@ -36,10 +38,13 @@ def run_partition(date: str, platform: str, request: dict, sender, log_path: str
     os.environ.clear()
     os.environ.update(request["environment"])
     os.chdir(request["cwd"])
+    # The waits of a long retry still reach the terminal of the command (progress.py).
+    terminal = os.fdopen(os.dup(2), "w", encoding="utf-8", errors="replace")
     with open(log_path, "w", encoding="utf-8") as log:  # the run's own output, read if it dies
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
-    sender.send(asdict(partition_run(date, platform, request)))
+    with printing_progress(terminal, logging.WARNING):
+        sender.send(asdict(partition_run(date, platform, request)))
     sender.close()
 
 

@@ -13,23 +13,32 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
 
 from visibility_assets.config import VisibilityConfig
+from visibility_assets.core import interrupts
+from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.automation import nightly_job
+from visibility_assets.operate.instance.command_runs import command_run_tags
 
 # What a worker's server imports once, for every worker it forks.
 WORKER_PRELOAD = ["visibility_assets.run_worker"]
-# Dagster's console logger prints every event at DEBUG; commands print their own progress.
-QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console logger prints every event at DEBUG, and a failure with its stack trace;
+# commands print their own progress (core/progress.py) and a failure's message.
+QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+# How long a run told to stop may take to store what it has and end, before the command gives up on it.
+STOP_GRACE_S = 20.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -50,12 +59,44 @@ def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_con
 
 
 def materialize_partition(defs: Definitions, date: str, platform: str, instance: DagsterInstance,
-                          run_config: dict | None = None, extra_tags: dict[str, str] | None = None) -> PartitionRun:
-    """One nightly run of one partition, tagged as the schedule tags it."""
+                          run_config: dict | None = None, extra_tags: dict[str, str] | None = None,
+                          run_id: str | None = None) -> PartitionRun:
+    """One nightly run of one partition, tagged as the schedule tags it, and with the host and
+    pid that execute it (so that the next command finds it if this process dies)."""
     result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
-                     tags={**partition_tags(date, platform), **(extra_tags or {})})
+                     tags={**partition_tags(date, platform), **command_run_tags(), **(extra_tags or {})},
+                     run_id=run_id)
     return PartitionRun(date, platform, result.success, result.run_id, materialization_metadata(result),
                         None if result.success else failure_message(result))
+
+
+def run_in_foreground(work: Callable[[], T], grace_s: float = STOP_GRACE_S) -> T:
+    """`work` (a run) in a thread, while this main thread takes the stop signals: the first one
+    stops a collection, which stores what it has and fails the run; if the run has not ended
+    `grace_s` later, or a second signal comes, Interrupted is raised here."""
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the main thread, which raises it
+            outcome["error"] = exc
+
+    with handling_stop_signals():
+        thread = threading.Thread(target=target, name="run", daemon=True)
+        thread.start()
+        give_up_at = None
+        while thread.is_alive():
+            thread.join(0.2)
+            signum = interrupts.received()
+            if signum is not None and give_up_at is None:
+                give_up_at = time.monotonic() + grace_s
+            if thread.is_alive() and give_up_at is not None and (
+                    time.monotonic() > give_up_at or interrupts.count() > 1):
+                raise interrupts.Interrupted(signum)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def materialization_metadata(result: ExecuteInProcessResult) -> dict:
@@ -156,5 +197,6 @@ def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: 
             samples = materialization_metadata(result).get("cleaned_samples", {}).get("samples", 0)
             failures += not result.success
             print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
-                  f" (run {result.run_id})", file=out, flush=True)
+                  f" (run {result.run_id})" + ("" if result.success else f": {failure_message(result)}"),
+                  file=out, flush=True)
     return 1 if failures else 0

@@ -11,15 +11,19 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
 from visibility_assets.config import VisibilityConfig
+from visibility_assets.core import interrupts
 from visibility_assets.core.days import yesterday
+from visibility_assets.core.jobs import PLATFORM_TAGS, TASK_TAG
+from visibility_assets.core.progress import printing_progress
 
-IN_PROGRESS = ("STARTING", "STARTED", "CANCELING")
+ASKED_BY = "visibility ask"
 SLOT_POLL_S = 2.0
+SLOT_WAIT_S = 1800.0  # how long ask waits for the platform's other run before it gives up
 
 
 def add_parser(commands) -> None:
@@ -30,6 +34,8 @@ def add_parser(commands) -> None:
     which.add_argument("--category", help="every question of this category")
     ask.add_argument("--rounds", type=positive_int, default=1, help="rounds of each question (default 1)")
     ask.add_argument("--date", type=iso_date, help="the partition's day (default: yesterday, Asia/Shanghai)")
+    ask.add_argument("--wait", type=positive_int, default=int(SLOT_WAIT_S), metavar="SECONDS",
+                     help=f"how long to wait for the platform's run in progress (default {SLOT_WAIT_S:.0f})")
     ask.set_defaults(handler=run)
 
 
@@ -39,41 +45,69 @@ def run(args) -> int:
     if day > yesterday():
         raise UserError(f"--date {day}: partitions end at yesterday ({yesterday()}, Asia/Shanghai)")
     ids = [q.strip() for q in (args.question or "").split(",") if q.strip()]
-    return run_ask(config, args.platform, day, ids, args.category, args.rounds)
+    return run_ask(config, args.platform, day, ids, args.category, args.rounds, wait_s=args.wait)
 
 
 def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str], category: str | None,
-            rounds: int, out: TextIO | None = None) -> int:
+            rounds: int, out: TextIO | None = None, wait_s: float = SLOT_WAIT_S) -> int:
     out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
-    from visibility_assets.definitions import build_definitions
     from visibility_assets.events.detect import BadRequest, adhoc_event
-    from visibility_assets.events.model import FAILED, REQUESTED
+    from visibility_assets.events.model import FAILED
     from visibility_assets.events.service import move_task, over_budget_message, record_events
-    from visibility_assets.events.tasks import TASK_TAG
     from visibility_assets.operate.instance import get_instance
-    from visibility_assets.runs import QUIET_RUN, materialize_partition
     from visibility_assets.warehouse.lake import lake_settings
     from visibility_assets.warehouse.resource import WarehouseResource
 
     now = datetime.now(UTC)
     try:
-        event = adhoc_event(config, platform, day, question_ids, category, rounds, "visibility ask", now,
+        event = adhoc_event(config, platform, day, question_ids, category, rounds, ASKED_BY, now,
                             ident=uuid.uuid4().hex)
     except BadRequest as exc:
         raise UserError(str(exc)) from None
     warehouse = WarehouseResource.from_settings(lake_settings())
-    plan = record_events(warehouse, config, [event], now)
-    if not plan.new_tasks:
-        raise UserError(over_budget_message(config, platform))
-    task = plan.new_tasks[0]
+    instance = get_instance()
+    requeue_dead_runs(instance, warehouse, config, platform, out)
+    task = resumable_task(warehouse, event)
+    if task is not None:
+        print(f"task {task.task_id}: resumed ({task.history[-1]['note']}); what its runs stored is not asked again",
+              file=out, flush=True)
+    else:
+        plan = record_events(warehouse, config, [event], now)
+        if not plan.new_tasks:
+            raise UserError(over_budget_message(config, platform))
+        task = plan.new_tasks[0]
     print(f"task {task.task_id}: {len(task.question_ids)} question(s) x {task.rounds} round(s) on {platform}"
           f" for {day}, rounds {task.first_round}..{task.first_round + task.rounds - 1}", file=out, flush=True)
-    instance = get_instance()
-    wait_for_platform_slot(instance, platform, out)
-    move_task(warehouse, task.task_id, REQUESTED, "visibility ask: running now")
+    try:
+        wait_for_platform_slot(instance, warehouse, config, platform, out, wait_s)
+    except UserError:
+        move_task(warehouse, task.task_id, FAILED, "visibility ask: gave up waiting for the platform's other run")
+        raise
+    return run_task(config, task, instance, warehouse, out)
+
+
+def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -> int:
+    """The task's run, in this process; a stop signal ends it with what it stored kept and the
+    task back in the queue (a later `visibility ask` with the same arguments resumes it)."""
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.events.model import FAILED, REQUESTED
+    from visibility_assets.events.service import move_task
+    from visibility_assets.runs import QUIET_RUN, materialize_partition, run_in_foreground
+
+    run_id = str(uuid.uuid4())
+    move_task(warehouse, task.task_id, REQUESTED, "visibility ask: running now", run_id)
     run_config = {**QUIET_RUN, "ops": {"raw_ai_responses": {"config": {"task_id": task.task_id}}}}
-    result = materialize_partition(build_definitions(config), day.isoformat(), platform, instance, run_config,
-                                   extra_tags={TASK_TAG: task.task_id})
+    defs = build_definitions(config)
+    try:
+        with printing_progress(out):
+            result = run_in_foreground(lambda: materialize_partition(
+                defs, task.date.isoformat(), task.platform, instance, run_config, {TASK_TAG: task.task_id}, run_id))
+    except interrupts.Interrupted as stopped:  # the run did not end in time: ended here
+        instance.report_run_failed(instance.get_run_by_id(run_id), str(stopped))
+        return interrupted(config, warehouse, task.task_id, run_id, stopped.signum, out)
+    signum = interrupts.received()
+    if signum is not None:
+        return interrupted(config, warehouse, task.task_id, run_id, signum, out)
     raw = result.metadata.get("raw_ai_responses", {})
     if not result.success:
         move_task(warehouse, task.task_id, FAILED, f"visibility ask: run {result.run_id} failed", result.run_id)
@@ -85,18 +119,85 @@ def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str
     return 0
 
 
-def wait_for_platform_slot(instance, platform: str, out) -> None:
-    """Wait while another run of the platform is starting or started: the per-platform run limit."""
-    from dagster import DagsterRunStatus, RunsFilter
+def interrupted(config: VisibilityConfig, warehouse, task_id: str, run_id: str, signum: int, out: TextIO) -> int:
+    from visibility_assets.events.model import PLANNED
 
-    statuses = [DagsterRunStatus[name] for name in IN_PROGRESS]
-    announced = False
+    what = f"run {run_id} interrupted by {interrupts.signal_name(signum)}"
+    task = requeue(warehouse, config, task_id, what)
+    where = "back in the queue: the same `visibility ask` resumes it" if task.state == PLANNED else "failed"
+    print(f"{what}; what it stored is kept; task {task_id} {where} (attempt {task.retries}"
+          f" of {config.events.priority.max_attempts})", file=out, flush=True)
+    return interrupts.exit_code(signum)
+
+
+def requeue(warehouse, config: VisibilityConfig, task_id: str, what: str):
+    """The task's run failed or died: back to the queue with the attempt counted (tasks.py)."""
+    from visibility_assets.events import store
+    from visibility_assets.events.model import OPEN_STATES
+    from visibility_assets.events.tasks import count_failed_run
+
+    def work(conn):
+        task = store.task(conn, task_id)
+        if task is not None and task.state in OPEN_STATES:
+            count_failed_run(task, config.events.priority.max_attempts, what, datetime.now(UTC))
+            store.save_tasks(conn, [task])
+        return task
+
+    return warehouse.write(work)[0]
+
+
+def requeue_dead_runs(instance, warehouse, config: VisibilityConfig, platform: str, out: TextIO) -> None:
+    """Runs of the platform whose command died (SIGKILL, a closed terminal) are marked failed,
+    and their tasks go back to the queue."""
+    from visibility_assets.operate.instance.command_runs import reap_dead_runs
+
+    for key in PLATFORM_TAGS:
+        for run in reap_dead_runs(instance, {key: platform}):
+            print(f"run {run.run_id} of {platform}: the process that ran it is gone; marked failed", file=out,
+                  flush=True)
+            if run.tags.get(TASK_TAG):
+                requeue(warehouse, config, run.tags[TASK_TAG], f"run {run.run_id} died with its process")
+
+
+def resumable_task(warehouse, event):
+    """An open task of the same `visibility ask` (platform, day, questions and rounds) whose run
+    is not in progress: interrupted or killed, it is resumed rather than asked anew."""
+    from visibility_assets.events.model import PLANNED
+    from visibility_assets.events.service import open_tasks
+
+    for task in open_tasks(warehouse):
+        if (task.kind, task.platform, task.date, list(task.question_ids), task.rounds) == (
+                "adhoc", event.platform, event.date, list(event.question_ids), event.rounds) \
+                and task.reason.startswith(ASKED_BY) and task.state == PLANNED:
+            return task
+    return None
+
+
+def wait_for_platform_slot(instance, warehouse, config: VisibilityConfig, platform: str, out: TextIO,
+                           wait_s: float) -> None:
+    """Wait while another run of the platform is in progress (the per-platform run limit),
+    saying which and since when, finding runs whose process died, and giving up after wait_s."""
+    from dagster import RunsFilter
+
+    from visibility_assets.operate.instance.command_runs import IN_PROGRESS
+
+    give_up_at = time.monotonic() + wait_s
+    announced: str | None = None
     while True:
-        busy = [run for key in ("dagster/partition/platform", "visibility/platform")
-                for run in instance.get_runs(RunsFilter(statuses=statuses, tags={key: platform}), limit=1)]
+        requeue_dead_runs(instance, warehouse, config, platform, out)
+        busy = [record for key in PLATFORM_TAGS
+                for record in instance.get_run_records(RunsFilter(statuses=IN_PROGRESS, tags={key: platform}),
+                                                       limit=1)]
         if not busy:
             return
-        if not announced:
-            print(f"waiting for run {busy[0].run_id} of {platform} to end (one run per platform)", file=out, flush=True)
-            announced = True
+        run, since = busy[0].dagster_run, busy[0].create_timestamp.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+        if time.monotonic() > give_up_at:
+            raise UserError(f"run {run.run_id} of {platform} (since {since}) is still in progress after"
+                            f" {wait_s:.0f} s; one run per platform: wait for it, or end it in the Dagster UI,"
+                            " then ask again")
+        if announced != run.run_id:
+            until = datetime.now().astimezone() + timedelta(seconds=give_up_at - time.monotonic())
+            print(f"waiting for run {run.run_id} of {platform} (in progress since {since}) to end (one run per"
+                  f" platform); giving up at {until:%H:%M:%S}", file=out, flush=True)
+            announced = run.run_id
         time.sleep(SLOT_POLL_S)

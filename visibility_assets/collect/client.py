@@ -107,11 +107,13 @@ class ChatClient:
     def __init__(self, http: httpx.AsyncClient, platform: Platform, dialect: Dialect, limiter: AdaptiveRateLimiter,
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
                  price: Price | None = None, seed: int | None = None, timeout_s: float | None = None,
-                 scrub: SecretScrubber | None = None, on_send: Callable[[Attempt], None] = lambda _: None):
+                 scrub: SecretScrubber | None = None, on_send: Callable[[Attempt], None] = lambda _: None,
+                 on_wait: Callable[[PlannedRequest, float, str], None] = lambda *_: None):
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
         self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
         self.scrub = scrub or SecretScrubber()
         self.on_send = on_send  # told of each attempt as its request goes out (in_flight.py)
+        self.on_wait = on_wait  # told of each wait before a retry: the request, seconds, what it follows
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -155,13 +157,16 @@ class ChatClient:
             if delay is not None and delay > self.retry.max_wait_s:
                 # Never retry before the platform said: a retry sent early only earns another refusal.
                 return _postponed(outcome, delay, deadline)
+            after = f"{failure.error_class.value}" + (f" (HTTP {attempt.http_status})" if attempt.http_status else "")
             if self.limiter.pause_left() > 0:
+                self.on_wait(request, self.limiter.pause_left(), f"the platform's pause after {after}")
                 continue  # the next slot waits out the platform's pause, with every other sender
             if delay is None:
                 delay = self.retry.backoff(number - first_attempt + 1, self.rng)
             if delay > _seconds_left(deadline):
                 outcome.state = DEFERRED  # the retry would come after the deadline
                 return outcome
+            self.on_wait(request, delay, after)
             await asyncio.sleep(delay)
         outcome.state = FAILED
         return outcome

@@ -10,10 +10,12 @@ what is left instead of dropping it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date as Date
+from datetime import datetime, timedelta
 
 import httpx
 
@@ -40,12 +42,17 @@ from visibility_assets.collect.tally import CollectionFailed, CollectionTally, c
 from visibility_assets.collect.transport import mounts
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
+from visibility_assets.core.interrupts import on_stop, signal_name
 from visibility_assets.core.partitions import Partition
+from visibility_assets.core.progress import say
 from visibility_assets.core.secrets import SecretScrubber
 from visibility_assets.warehouse.lake import LakeSettings
 
 # Problems with how a platform is set up: no request is sent, and retrying cannot help.
 SETUP_ERRORS = (MissingApiKey, UnsupportedSetting)
+
+# A retry's wait is told to whoever follows the run at most this often (and only a long one).
+WAIT_NOTICE_EVERY_S = 15.0
 
 # httpcore's pool slows down sharply past ~100 connections; one pool per platform, capped.
 MAX_CONNECTIONS_PER_PLATFORM = 100
@@ -60,6 +67,7 @@ class CollectionSettings:
     breaker_consecutive_failures: int = 5  # requests failed after all retries, in a row
     timeout_s: float | None = None  # overrides the platform's timeout (tests, benchmarks)
     quota_window_s: float = 60.0  # the fixed quota window the pacer may learn (tests shorten it)
+    long_wait_s: float = 5.0  # a retry that waits this long says so (progress.py)
 
 
 def collect_partition(config: VisibilityConfig, platform: Platform, date: str, run_id: str,
@@ -156,23 +164,26 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
                             timeout_s=timeout, scrub=SecretScrubber.for_env(p.api_key_env for p in config.platforms),
-                            on_send=in_flight.sent)
+                            on_send=in_flight.sent, on_wait=run.on_wait)
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
         checkpointer = asyncio.create_task(run.checkpoint_until_done())
+        loop = asyncio.get_running_loop()
         try:
-            # One request alone first: an account in arrears, a bad key or a wrong model then
-            # costs one refused request, not max_concurrency of them.
-            await run.work(client, queue, limit=1)
-            workers = [asyncio.create_task(run.work(client, queue))
-                       for _ in range(min(platform.max_concurrency, queue.qsize()))]
-            await asyncio.gather(*workers)
+            with on_stop(lambda signum: loop.call_soon_threadsafe(run.interrupt, signum)):
+                # One request alone first: an account in arrears, a bad key or a wrong model then
+                # costs one refused request, not max_concurrency of them.
+                await run.work_in_tasks(client, queue, 1, limit=1)
+                await run.work_in_tasks(client, queue, min(platform.max_concurrency, queue.qsize()))
         finally:
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
             in_flight.close()
-    in_flight.clear()  # every attempt sent is in the journal now
+    if run.interrupted:
+        journal.close_interrupted(in_flight)  # the attempts cut off mid-flight, stored as interrupted
+    else:
+        in_flight.clear()  # every attempt sent is in the journal now
     report.wall_s = time.monotonic() - started
     run.stop_if_told_to_wait()
     # What a stop left in the queue was never sent: it stays pending in the journal.
@@ -230,6 +241,9 @@ class _Run:
         self.told_to_wait = 0
         self.longest_wait_s = 0.0
         self.done = asyncio.Event()
+        self.workers: list[asyncio.Task] = []
+        self.last_wait_notice = -WAIT_NOTICE_EVERY_S
+        self.interrupted = False
 
     async def on_attempt(self, attempt: Attempt) -> None:
         self.pending_attempts.append(attempt)
@@ -239,6 +253,37 @@ class _Run:
         if attempt.error_class is None:
             self.report.latencies_ms.append(attempt.latency_ms)
             self.report.tokens += attempt.total_tokens or 0
+
+    async def work_in_tasks(self, client: ChatClient, queue: asyncio.Queue, workers: int,
+                            limit: int | None = None) -> None:
+        """`workers` taking requests side by side, as tasks that a stop signal cancels."""
+        self.workers = [asyncio.create_task(self.work(client, queue, limit)) for _ in range(workers)]
+        for result in await asyncio.gather(*self.workers, return_exceptions=True):
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
+        self.workers = []
+
+    def on_wait(self, request: PlannedRequest, seconds: float, after: str) -> None:
+        """Say so when a retry waits long, at most every WAIT_NOTICE_EVERY_S: a command that seems
+        silent for minutes is taken for hung."""
+        now = time.monotonic()
+        if seconds < self.settings.long_wait_s or now - self.last_wait_notice < WAIT_NOTICE_EVERY_S:
+            return
+        self.last_wait_notice = now
+        report, until = self.report, datetime.now().astimezone() + timedelta(seconds=seconds)
+        say(self.log, f"{report.platform} {report.date}: retrying {request.question_id} round {request.round} after"
+                 f" {after}: waiting {seconds:.0f} s, until {until:%H:%M:%S}; {self.finished} of {report.to_send}"
+                 " requests done", logging.WARNING)
+
+    def interrupt(self, signum: int) -> None:
+        """Told to stop: no request is sent any more, and those in flight are cut off (sent
+        again, under their keys, by the next run)."""
+        report = self.report
+        self.interrupted = True
+        report.stop(f"{report.platform} {report.date}: interrupted by {signal_name(signum)}; stopped sending,"
+                    f" {report.to_send - report.succeeded} requests stay pending for the next run", retryable=False)
+        for worker in self.workers:
+            worker.cancel()
 
     async def work(self, client: ChatClient, queue: asyncio.Queue, limit: int | None = None) -> None:
         """Take requests from the queue until it is empty, the platform is stopped, or `limit` are done."""
@@ -296,7 +341,7 @@ class _Run:
             self.told_to_wait += 1
             self.longest_wait_s = max(self.longest_wait_s, outcome.wait_asked_s)
         if self.finished % 50 == 0:
-            self.log(f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
+            say(self.log, f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
                      f" {report.succeeded} ok, {report.failed} failed")
 
     def stop_if_told_to_wait(self) -> None:

@@ -1,5 +1,7 @@
 """Collect: raw_ai_responses, every answer of one platform on one day, verbatim, exactly once."""
 
+import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock_time
 from zoneinfo import ZoneInfo
@@ -29,6 +31,7 @@ from visibility_assets.config import UnknownPlatform, VisibilityConfig
 from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.days import TIMEZONE
 from visibility_assets.core.partitions import Partition, run_partitions
+from visibility_assets.core.progress import say
 from visibility_assets.events.detect import BadRequest, adhoc_event
 from visibility_assets.events.model import DONE, REQUESTED, Task
 from visibility_assets.events.service import load_task, move_task, over_budget_message, record_events
@@ -121,6 +124,8 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
             # A missing key, a setting the platform cannot honour or an account to top up needs a
             # person; retrying the step would only fail again (or hammer a platform that said no).
             retry = all(needs_only_time(o.error) for o in outcomes if o.error is not None)
+            if retry and context.retry_number < retry_policy.max_retries:
+                announce_step_retry(context.log.info, retry_policy, context.retry_number + 1, "; ".join(errors))
             raise Failure(description="; ".join(errors), metadata=metadata, allow_retries=retry)
         if task is not None:
             report = outcomes[0].report
@@ -131,6 +136,15 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         return MaterializeResult(metadata=metadata)
 
     return raw_ai_responses
+
+
+def announce_step_retry(run_log: Callable[[str], None], policy: RetryPolicy, retry: int, why: str) -> None:
+    """A failed step waits minutes before Dagster tries it again: say when, so that nobody
+    takes the silence for a hang."""
+    wait = ((2 ** retry) - 1) * (policy.delay or 0) if policy.backoff is Backoff.EXPONENTIAL else (policy.delay or 0)
+    until = datetime.now().astimezone() + timedelta(seconds=wait)
+    say(run_log, f"{why}; the step is tried again in about {wait:.0f} s, near {until:%H:%M:%S} (retry {retry} of"
+           f" {policy.max_retries}); what it stored is kept", logging.WARNING)
 
 
 def task_of_run(run_id: str, config: CollectConfig, loaded: VisibilityConfig, partitions: list[Partition],
@@ -203,13 +217,20 @@ def partition_metadata(totals: dict) -> dict:
         "partition_attempt_errors_by_class": MetadataValue.json(totals["attempt_errors_by_class"]),
         "partition_runs": MetadataValue.int(totals["runs"]),
         "partition_wall_s": MetadataValue.float(totals["wall_s"]),
+        "partition_moderated": MetadataValue.int(totals["moderated"]),
+        "partition_searches": MetadataValue.int(totals["searches"]),
+        "partition_cost": MetadataValue.null() if totals["cost"] is None else MetadataValue.float(totals["cost"]),
+        "partition_currency": MetadataValue.text(totals["currency"] or ""),
+        "partition_latency_p50_ms": _ms(totals["latency_p50_ms"]),
+        "partition_latency_p95_ms": _ms(totals["latency_p95_ms"]),
     }
 
 
-def collection_metadata(report: CollectionTally, stored: int) -> dict:
-    def ms(value: float | None):
-        return MetadataValue.float(round(value, 1)) if value is not None else MetadataValue.null()
+def _ms(value: float | None):
+    return MetadataValue.float(round(value, 1)) if value is not None else MetadataValue.null()
 
+
+def collection_metadata(report: CollectionTally, stored: int) -> dict:
     return {
         "answers_stored": MetadataValue.int(stored),
         "planned": MetadataValue.int(report.planned),
@@ -228,8 +249,8 @@ def collection_metadata(report: CollectionTally, stored: int) -> dict:
         "http_attempts": MetadataValue.int(report.attempts),
         "http_429": MetadataValue.int(report.http_429),
         "retries_histogram": MetadataValue.json({str(k): v for k, v in sorted(report.retries_histogram.items())}),
-        "latency_p50_ms": ms(report.latency_percentile(0.5)),
-        "latency_p95_ms": ms(report.latency_percentile(0.95)),
+        "latency_p50_ms": _ms(report.latency_percentile(0.5)),
+        "latency_p95_ms": _ms(report.latency_percentile(0.95)),
         "tokens": MetadataValue.int(report.tokens),
         "wall_s": MetadataValue.float(round(report.wall_s, 2)),
         "achieved_rps": MetadataValue.float(round(report.achieved_rps, 2)),

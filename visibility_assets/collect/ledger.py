@@ -23,6 +23,14 @@ FAILED_BY_CLASS = """
 SELECT coalesce(last_error_class, 'unknown'), count(*) FROM collection_requests
 WHERE date = $date AND platform = $platform AND state = 'failed' GROUP BY 1 ORDER BY 1
 """
+# What was stored, over every run: the searches as searches_billed counts them (cost.py).
+ANSWERS = """
+SELECT count(*) FILTER (WHERE outcome = 'moderated'),
+       coalesce(sum(coalesce(search_count, CASE WHEN search_used THEN 1 ELSE 0 END)), 0),
+       sum(cost), max(currency),
+       quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95)
+FROM raw_ai_responses WHERE date = $date AND platform = $platform
+"""
 ERRORS_BY_CLASS = """
 SELECT error_class, count(*) FROM http_attempts
 WHERE date = $date AND platform = $platform AND error_class IS NOT NULL GROUP BY 1 ORDER BY 1
@@ -33,6 +41,9 @@ def partition_totals(conn: duckdb.DuckDBPyConnection, date: str, platform: str) 
     params = {"date": date, "platform": platform}
     attempts, http_429, retries, runs, wall_s = conn.execute(ATTEMPTS, params).fetchone()
     failed = dict(conn.execute(FAILED_BY_CLASS, params).fetchall())
+    moderated, searches, cost, currency, p50, p95 = conn.execute(ANSWERS, params).fetchone()
     return {"attempts": attempts, "http_429": http_429, "retries": retries, "runs": runs,
             "wall_s": round(float(wall_s), 1), "failed": sum(failed.values()), "failed_by_class": failed,
-            "attempt_errors_by_class": dict(conn.execute(ERRORS_BY_CLASS, params).fetchall())}
+            "attempt_errors_by_class": dict(conn.execute(ERRORS_BY_CLASS, params).fetchall()),
+            "moderated": moderated, "searches": int(searches), "cost": None if cost is None else round(cost, 6),
+            "currency": currency, "latency_p50_ms": p50, "latency_p95_ms": p95}

@@ -9,12 +9,11 @@ from datetime import datetime, timedelta
 from dagster import DagsterRunStatus, RunRequest
 
 from visibility_assets.config import VisibilityConfig
-from visibility_assets.core.jobs import NIGHTLY_JOB
+from visibility_assets.core.jobs import NIGHTLY_JOB, TASK_TAG
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.events.model import DONE, FAILED, PLANNED, REQUESTED, Task
 from visibility_assets.events.priority import effective_priority
 
-TASK_TAG = "visibility/task"
 PRIORITY_TAG = "dagster/priority"
 # A task marked requested whose run never appeared (the tick failed after storing it) is planned again.
 LAUNCH_GRACE = timedelta(minutes=10)
@@ -31,6 +30,16 @@ def task_run_request(task: Task) -> RunRequest:
               "visibility/task_kind": task.kind},
         run_config={"ops": {"raw_ai_responses": {"config": {"task_id": task.task_id}}}},
     )
+
+
+def count_failed_run(task: Task, max_attempts: int, what: str, now: datetime) -> None:
+    """A run of the task failed (or died): back to the queue with the attempt counted, or
+    failed after max_attempts."""
+    task.retries += 1
+    if task.retries >= max_attempts:
+        task.move(FAILED, now, f"{what}; {task.retries} attempts, giving up")
+    else:
+        task.move(PLANNED, now, f"{what}; retry {task.retries}")
 
 
 def dispatch(tasks: list[Task], config: VisibilityConfig, last_runs: dict[str, tuple[str, DagsterRunStatus]],
@@ -57,12 +66,8 @@ def dispatch(tasks: list[Task], config: VisibilityConfig, last_runs: dict[str, t
         task.run_id = run_id
         if status == DagsterRunStatus.SUCCESS:
             task.move(DONE, now, f"run {run_id} succeeded")
-        elif task.retries + 1 >= weights.max_attempts:
-            task.retries += 1
-            task.move(FAILED, now, f"run {run_id} {status.value.lower()}; {task.retries} attempts, giving up")
         else:
-            task.retries += 1
-            task.move(PLANNED, now, f"run {run_id} {status.value.lower()}; retry {task.retries}")
+            count_failed_run(task, weights.max_attempts, f"run {run_id} {status.value.lower()}", now)
         changed.append(task)
     planned = [t for t in tasks if t.state == PLANNED and t.platform in config.platform_names]
     for task in planned:

@@ -105,16 +105,22 @@ def print_summary(runs: list, out) -> None:
           f"{'p50 ms':>7} {'p95 ms':>7} {'valid':>6} {'mentions':>8} {'moderated':>9} {'searches':>8} "
           f"{'cost':>9}  status", file=out)
     for run in runs:
-        meta = run.metadata.get("raw_ai_responses", {})
+        meta = _over_all_runs(run.metadata.get("raw_ai_responses", {}))
         cleaned = run.metadata.get("cleaned_samples", {})
-        # The partition's figures over all its runs and step attempts, where the run has them.
-        retries = meta.get("partition_retries", meta.get("http_attempts", 0) - meta.get("sent", 0)) if meta else 0
+        retries = meta.get("retries", meta.get("http_attempts", 0) - meta.get("sent", 0)) if meta else 0
         status = "ok" if run.success else f"FAILED: {run.error}"
         print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
-              f"{meta.get('partition_failed', meta.get('failed', '-')):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
+              f"{meta.get('failed', '-'):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
               f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "
               f"{cleaned.get('accepted_mentions', '-'):>8} {meta.get('moderated', '-'):>9} "
               f"{meta.get('searches', '-'):>8} {_cost(meta):>9}  {status}", file=out)
+
+
+def _over_all_runs(meta: dict) -> dict:
+    """The partition's figures over all its runs and step attempts (partition_*), where the run
+    has them, in place of its own: a resumed partition's answers were paid for by earlier runs."""
+    prefix = "partition_"
+    return {**meta, **{key[len(prefix):]: value for key, value in meta.items() if key.startswith(prefix)}}
 
 
 def print_judge_summary(config: VisibilityConfig, runs: list, out) -> None:
