@@ -96,7 +96,7 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
                                          ("stg_samples", "stg_brand_results", "stg_judge_verdicts",
                                           "int_partition_requests", "int_brand_results", "mention_metrics",
                                           "visibility_alerts", "sentiment_agreement", "stg_mention_cues",
-                                          "brand_claims", "untracked_brands", "top_search_queries"))}
+                                          "brand_claims", "untracked_brands", "top_search_queries", "faults_by_class"))}
 
 
 def test_a_new_analyzer_version_reanalyses_history_and_records_why(tmp_path, visibility_home):

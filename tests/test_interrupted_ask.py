@@ -79,6 +79,9 @@ def test_a_stopped_ask_is_resumed_by_the_next_without_sending_a_saved_answer_aga
         assert f"interrupted by {signal.Signals(signum).name}" in out and "back in the queue" in out, out + err
         assert first.status == DagsterRunStatus.FAILURE and (state, retries) == ("planned", 1)
         assert "Traceback" not in out + err
+        # Not the platform's fault: the machine's (or its operator's), said on the run and its row.
+        assert first.tags["visibility/fault_class"] == "downstream"
+        assert _rows("SELECT fault_class FROM collection_runs") == [("downstream",)]
 
     started = datetime.now(UTC)
     again = _start()

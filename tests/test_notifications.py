@@ -411,11 +411,12 @@ def test_a_second_notify_over_the_same_alerts_sends_nothing(receiver, client, mo
 
 
 def test_the_next_run_retries_only_what_failed_or_was_skipped(receiver, client, monkeypatch, warehouse):
-    good = hook(monkeypatch, receiver, "good", "slack")
-    flaky = hook(monkeypatch, receiver, "flaky", "dingtalk", secret=SECRET)
+    # The brand team's webhooks: a webhook failing (a downstream fault) is not news for them.
+    good = hook(monkeypatch, receiver, "good", "slack", classes=("brand",))
+    flaky = hook(monkeypatch, receiver, "flaky", "dingtalk", secret=SECRET, classes=("brand",))
     receiver.scripts["/flaky/hook"].append(Reply(400, {"errcode": 300001, "errmsg": "robot muted"}))
     monkeypatch.delenv("TEST_LATER_URL", raising=False)
-    later = Webhook(name="later", format="json", url_env="TEST_LATER_URL")
+    later = Webhook(name="later", format="json", url_env="TEST_LATER_URL", classes=("brand",))
     webhooks = [good, flaky, later]
 
     first = notify(webhooks, [message()], warehouse, client, ListLog(), "run-1", sleep=lambda s: None, now=Clock())

@@ -43,6 +43,7 @@ def test_a_platform_refusing_connections_fails_within_a_minute_naming_host_port_
     summary = [line for line in result.stdout.splitlines() if line.startswith(f"{DAY}  ")]
     down = next(line for line in summary if f"  {DOWN} " in line)
     assert f"127.0.0.2:{closed}" in down and "connection refused" in down and "platform is down" in down
+    assert "FAILED (source fault)" in down  # the platform's, not the pipeline's
     assert all(line.endswith("ok") for line in summary if f"  {DOWN} " not in line) and len(summary) == 6
     assert "Traceback" not in result.stdout + result.stderr and "dagster._core" not in down
     assert elapsed < 120, elapsed  # the whole demo: the down platform does not hold the night up
@@ -59,6 +60,10 @@ def test_a_platform_refusing_connections_fails_within_a_minute_naming_host_port_
     assert (last - first).total_seconds() < 60  # the breaker opened at once, not after minutes of retries
     (run,) = sql(f"SELECT * FROM collection_runs WHERE platform = '{DOWN}'")
     assert "connection refused" in json.dumps(run, ensure_ascii=False), run
+    assert run["fault_class"] == "source"
+    (fault,) = sql("SELECT platform, kind, fault_class, detail FROM fault_events")
+    assert (fault["platform"], fault["kind"], fault["fault_class"]) == (DOWN, "run_failed", "source")
+    assert "connection refused" in fault["detail"]
 
 
 @pytest.mark.parametrize(("url", "reason"), [

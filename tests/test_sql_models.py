@@ -265,12 +265,12 @@ def _window(warehouse, platform):
                    platform)
 
 
-def _refusals(warehouse, platform):
-    """20 answers a day: one refusal on each of four days, then eight."""
+def _refusals(warehouse, platform, reason="refusal"):
+    """20 answers a day: one refusal (or other invalid reason) on each of four days, then eight."""
     days = [DAY - timedelta(days=o) for o in range(4, -1, -1)]
     for day in days:
         refused = 8 if day == DAY else 1
-        answers(warehouse, [(i >= refused, None if i >= refused else "refusal", False, {}) for i in range(20)],
+        answers(warehouse, [(i >= refused, None if i >= refused else reason, False, {}) for i in range(20)],
                 day=day, platform=platform, brands="A")
     return [Partition(d, platform) for d in days]
 
@@ -293,6 +293,7 @@ ALERT_SCENARIOS = {
     "window": _window,
     "bh": _bh,
     "refusals": _refusals,
+    "moderations": lambda w, p: _refusals(w, p, "moderated"),
     "model_change": _model_change,
 }
 
@@ -376,6 +377,15 @@ def test_a_refusal_share_jump_is_an_alert_of_the_platform(alerting):
     assert (alert["rate"], alert["baseline_rate"], alert["answers"], alert["baseline_answers"]) == (
         approx(0.4), approx(0.05), 20, 80)
     assert alert["z"] == approx(z) and alert["tests_that_day"] == 2 and alert["q_value"] == approx(2 * p, abs=1e-6)
+
+
+def test_each_alert_says_whose_it_is_a_brands_the_platforms_or_the_rules(alerting):
+    classes = {(a["kind"], a["fault_class"]) for platform in ("jump", "refusals", "moderations", "model_change")
+               for a in alerts(alerting, platform)}
+    assert classes == {("mention_rate", "brand"), ("refusal_share", "source"), ("moderation_share", "source"),
+                       ("model_change", "rule")}
+    (spike,) = alerts(alerting, "moderations")  # a moderation spike is the platform's
+    assert (spike["subject"], spike["direction"], spike["rate"]) == ("moderated", "up", approx(0.4))
 
 
 def test_the_day_a_platform_changed_its_model_is_an_alert_and_labels_the_others(alerting):
@@ -842,7 +852,8 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "rate DOUBLE, rate_low DOUBLE, rate_high DOUBLE, baseline_rate DOUBLE, baseline_low DOUBLE, "
         "baseline_high DOUBLE, change DOUBLE, z DOUBLE, p_value DOUBLE, q_value DOUBLE, "
         "tests_that_day BIGINT, decision VARCHAR, answers HUGEINT, baseline_answers HUGEINT, "
-        "baseline_days BIGINT, stored_at TIMESTAMP WITH TIME ZONE, run_id VARCHAR, model_changed BOOLEAN"),
+        "baseline_days BIGINT, stored_at TIMESTAMP WITH TIME ZONE, run_id VARCHAR, model_changed BOOLEAN, "
+        "fault_class VARCHAR"),
     "fct_collection_quality": (
         "date DATE, platform VARCHAR, config_version VARCHAR, analyzer_version VARCHAR, samples BIGINT, "
         "requests BIGINT, success_share DOUBLE, retries_per_request DOUBLE, parse_success DOUBLE, "
@@ -889,10 +900,11 @@ def test_the_sources_are_declared_once_with_the_asset_writing_each():
     assert set(sources) <= set(TABLES) and {s.asset for s in sources.values()} == {
         "raw_ai_responses", "cleaned_samples", "judge_verdicts", "brand_catalog", None}
     assert sources["analyzer_replays"].asset is None and sources["collection_tasks"].asset == "raw_ai_responses"
+    assert sources["fault_events"].asset is None  # the run failure sensor and the commands write it
     read = {ref for model in shipped_project().models.values() for ref in model.sources}
     assert read == {"raw_ai_responses", "collection_requests", "http_attempts", "collection_runs", "collection_tasks",
                     "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations",
-                    "judge_verdicts", "entity_matches", "sample_untracked_names"}
+                    "judge_verdicts", "entity_matches", "sample_untracked_names", "fault_events"}
     assert all(source.description for source in sources.values())
 
 
@@ -902,11 +914,11 @@ BROKEN = {  # a project with these files written: the error, after the file's na
                                  "SELECT * FROM {{ ref('raw_ai_responses') }}\n"},
                                 r"fct_raw.sql: ref\('raw_ai_responses'\) reads a source table; only staging"),
     "a source no table": ({"staging/sources.yml": SOURCES_YML + "  - {name: raw_answers, asset: raw_ai_responses}\n"},
-                          r"sources.yml: sources\[16\]: 'raw_answers' is not a table of"),
+                          r"sources.yml: sources\[17\]: 'raw_answers' is not a table of"),
     "a source without asset": ({"staging/sources.yml": "sources:\n  - {name: cleaned_samples}\n"},
                                r"sources.yml: sources\[0\]: expected 'name', 'asset'"),
     "a source twice": ({"staging/sources.yml": SOURCES_YML + "  - {name: http_attempts, asset: null}\n"},
-                       r"sources.yml: sources\[16\]: source 'http_attempts' is listed twice"),
+                       r"sources.yml: sources\[17\]: source 'http_attempts' is listed twice"),
     "an empty description": ({"marts/mention_metrics.yml": "columns: {answers: ''}\n"},
                              "mention_metrics.yml: 'columns' must map each output column to a one-line description"),
     "a list of columns": ({"marts/mention_metrics.yml": "columns: [answers]\n"},

@@ -29,6 +29,7 @@ from visibility_assets.core import interrupts
 from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.automation import nightly_job
+from visibility_assets.operate.failed_runs import classify_failed_run
 from visibility_assets.operate.instance.command_runs import command_run_tags
 
 # What a worker's server imports once, for every worker it forks.
@@ -49,6 +50,7 @@ class PartitionRun:
     run_id: str
     metadata: dict  # asset key (str) -> materialization metadata values
     error: str | None = None
+    fault_class: str | None = None  # whose the failure is (core/faults.py); set on the run as a tag too
 
 
 def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_config: dict | None = None,
@@ -66,8 +68,10 @@ def materialize_partition(defs: Definitions, date: str, platform: str, instance:
     result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
                      tags={**partition_tags(date, platform), **command_run_tags(), **(extra_tags or {})},
                      run_id=run_id)
-    return PartitionRun(date, platform, result.success, result.run_id, materialization_metadata(result),
-                        None if result.success else failure_message(result))
+    if result.success:
+        return PartitionRun(date, platform, True, result.run_id, materialization_metadata(result))
+    fault_class, error = classify_failed_run(instance, result.run_id)
+    return PartitionRun(date, platform, False, result.run_id, materialization_metadata(result), error, fault_class)
 
 
 def run_in_foreground(work: Callable[[], T], grace_s: float = STOP_GRACE_S) -> T:
@@ -105,16 +109,6 @@ def materialization_metadata(result: ExecuteInProcessResult) -> dict:
         event.asset_key.to_user_string(): {k: v.value for k, v in event.materialization.metadata.items()}
         for event in result.get_asset_materialization_events()
     }
-
-
-# The class Dagster prefixes a raised Failure's message with: the user needs the message only.
-FAILURE_PREFIX = "dagster._core.definitions.events.Failure: "
-
-
-def failure_message(result: ExecuteInProcessResult) -> str:
-    failures = [e.event_specific_data.error.message.strip() for e in result.get_step_failure_events()
-                if e.event_specific_data and e.event_specific_data.error]
-    return failures[-1].removeprefix(FAILURE_PREFIX) if failures else "run failed"
 
 
 def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,
@@ -196,7 +190,7 @@ def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: 
             result = run_job(defs, reanalysis_job.name, instance, tags=backfill_tags(since, until, platform))
             samples = materialization_metadata(result).get("cleaned_samples", {}).get("samples", 0)
             failures += not result.success
+            why = "" if result.success else ": {1} ({0} fault)".format(*classify_failed_run(instance, result.run_id))
             print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
-                  f" (run {result.run_id})" + ("" if result.success else f": {failure_message(result)}"),
-                  file=out, flush=True)
+                  f" (run {result.run_id}){why}", file=out, flush=True)
     return 1 if failures else 0

@@ -1,6 +1,6 @@
 -- kind: incremental
 -- grain: date, platform, kind, category, subject
--- A brand's mention rate, or a platform's refusal or error share, against its trailing
+-- A brand's mention rate, or a platform's refusal, error or moderation share, against its trailing
 -- 7-day baseline, when the two-proportion test gives p < 0.05 and the baseline holds at
 -- least 3 days. q_value is the Benjamini-Hochberg adjusted p over all of the platform's tests
 -- that day (dozens of brands are tested at once). decision: 'alert' when p < 0.01 and
@@ -8,6 +8,9 @@
 -- 0.05, or q high): more samples of that day can settle it (events/, extra sampling).
 -- model_changed: the platform changed its model that day (fct_model_changes), so a jump is
 -- likely the model's; the flagged signals themselves are rows of kind 'model_change'.
+-- fault_class says whose the change is (core/faults.py): brand (a mention rate: the brand
+-- team's news), source (the platform refusing, erroring or moderating more) or rule (the
+-- platform's model changed under the analyzer).
 WITH mention_today AS (
     SELECT date, platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
     FROM {{ ref('fct_mention_metrics') }}
@@ -49,14 +52,15 @@ shares AS (
     FROM invalid_today AS t
     JOIN invalid_baseline_total AS bt USING (date, platform)
     LEFT JOIN invalid_baseline AS b USING (date, platform, reason)
-    WHERE t.reason IN ('refusal', 'error')
+    WHERE t.reason IN ('refusal', 'error', 'moderated')
 ),
 candidates AS (
     SELECT 'mention_rate' AS kind, t.date, t.platform, t.category, t.subject, t.x1, t.n1, b.x0, b.n0, b.baseline_days
     FROM mention_today AS t
     JOIN mention_baseline AS b USING (date, platform, category, subject)
     UNION ALL
-    SELECT subject || '_share', date, platform, category, subject, x1, n1, x0, n0, baseline_days
+    SELECT CASE subject WHEN 'moderated' THEN 'moderation' ELSE subject END || '_share', date, platform,
+           category, subject, x1, n1, x0, n0, baseline_days
     FROM shares
 ),
 scored AS (
@@ -108,7 +112,8 @@ FROM adjusted
 WHERE p < 0.05
 )
 
-SELECT c.*, coalesce(m.model_changed, false) AS model_changed
+SELECT c.*, coalesce(m.model_changed, false) AS model_changed,
+       CASE c.kind WHEN 'mention_rate' THEN 'brand' ELSE 'source' END AS fault_class
 FROM changes AS c
 LEFT JOIN model_days AS m USING (date, platform)
 UNION ALL
@@ -132,7 +137,8 @@ SELECT
     baseline_days,
     now() AS stored_at,
     $run_id AS run_id,
-    true AS model_changed
+    true AS model_changed,
+    'rule' AS fault_class
 FROM {{ ref('fct_model_changes') }}
 SEMI JOIN {{ run_partitions }} USING (date, platform)
 WHERE flagged

@@ -14,7 +14,8 @@ from dagster import DagsterInstance, materialize
 
 from tests.pipeline import raw_asset, resources
 from visibility_assets.core.partitions import partition_key, partition_tags
-from visibility_assets.runs import QUIET_RUN, failure_message
+from visibility_assets.operate.failed_runs import failure_of_run
+from visibility_assets.runs import QUIET_RUN
 
 
 def main(date: str, platform: str) -> None:
@@ -22,8 +23,8 @@ def main(date: str, platform: str) -> None:
         result = materialize([raw_asset()], partition_key=partition_key(date, platform), instance=instance,
                              resources=resources(), tags=partition_tags(date, platform), run_config=QUIET_RUN,
                              raise_on_error=False)
-    print(json.dumps({"success": result.success, "run_id": result.run_id,
-                      "error": None if result.success else failure_message(result)}))
+        error = None if result.success else failure_of_run(instance, result.run_id)[1]
+    print(json.dumps({"success": result.success, "run_id": result.run_id, "error": error}))
 
 
 if __name__ == "__main__":

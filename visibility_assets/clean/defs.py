@@ -20,6 +20,7 @@ from visibility_assets.clean.samples import RawAnswer, SampleCleaner
 from visibility_assets.config import DomainClass
 from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.config.schema import MAX_ANSWER_CHARS
+from visibility_assets.core.faults import RULE
 from visibility_assets.core.partitions import Partition, run_partitions
 from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
 from visibility_assets.warehouse.resource import WarehouseResource
@@ -127,7 +128,8 @@ def clean_partitions(partitions: list[Partition], catalog, warehouse: WarehouseR
     if share > QUARANTINE_SHARE_LIMIT:
         first = batch.quarantine[0]["error"]
         raise Failure(description=f"{len(batch.quarantine)} of {len(answers)} samples quarantined"
-                      f" ({share:.0%} > {QUARANTINE_SHARE_LIMIT:.0%}); first error: {first}", metadata=metadata)
+                      f" ({share:.0%} > {QUARANTINE_SHARE_LIMIT:.0%}); first error: {first}",
+                      metadata={**metadata, "fault_class": RULE})  # the analyzer's, not the platform's
     return MaterializeResult(metadata=metadata)
 
 

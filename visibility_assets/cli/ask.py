@@ -18,6 +18,7 @@ from visibility_assets.cli.arguments import UserError, config_of, iso_date, posi
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
 from visibility_assets.core.days import yesterday
+from visibility_assets.core.faults import DOWNSTREAM, FAULT_CLASS_TAG
 from visibility_assets.core.jobs import PLATFORM_TAGS, TASK_TAG
 from visibility_assets.core.progress import printing_progress
 
@@ -92,6 +93,7 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
     from visibility_assets.definitions import build_definitions
     from visibility_assets.events.model import FAILED, REQUESTED
     from visibility_assets.events.service import move_task
+    from visibility_assets.operate.failed_runs import report_failed_runs
     from visibility_assets.runs import QUIET_RUN, materialize_partition, run_in_foreground
 
     run_id = str(uuid.uuid4())
@@ -104,6 +106,7 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
                 defs, task.date.isoformat(), task.platform, instance, run_config, {TASK_TAG: task.task_id}, run_id))
     except interrupts.Interrupted as stopped:  # the run did not end in time: ended here
         instance.report_run_failed(instance.get_run_by_id(run_id), str(stopped))
+        instance.add_run_tags(run_id, {FAULT_CLASS_TAG: DOWNSTREAM})  # the machine's doing, not the platform's
         return interrupted(config, warehouse, task.task_id, run_id, stopped.signum, out)
     signum = interrupts.received()
     if signum is not None:
@@ -111,7 +114,8 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
     raw = result.metadata.get("raw_ai_responses", {})
     if not result.success:
         move_task(warehouse, task.task_id, FAILED, f"visibility ask: run {result.run_id} failed", result.run_id)
-        print(f"FAILED (run {result.run_id}): {result.error}", file=out)
+        report_failed_runs(instance, [result.run_id], config)
+        print(f"FAILED (run {result.run_id}, {result.fault_class} fault): {result.error}", file=out)
         return 1
     print(f"ok (run {result.run_id}): {raw.get('succeeded', 0)} answered, {raw.get('failed', 0)} failed,"
           f" {raw.get('deferred', 0)} deferred; the partition now holds {raw.get('answers_stored', 0)} answers",

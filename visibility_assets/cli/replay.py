@@ -5,6 +5,7 @@ summary goes to analyzer_replays unless --no-record."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from visibility_assets.clean.replay import DEFAULT_EXAMPLES, ReplayError, replay
 from visibility_assets.clean.replay_diff import ReplayFindings, Tally
@@ -12,6 +13,8 @@ from visibility_assets.clean.replay_record import record_replay
 from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
 from visibility_assets.cli.lake_reader import read_warehouse
 from visibility_assets.cli.sql import table
+from visibility_assets.config import VisibilityConfig
+from visibility_assets.core.faults import RULE
 from visibility_assets.warehouse.lake import lake_settings
 
 FORMATS = ("text", "json")
@@ -32,18 +35,40 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     """Exit 0 whatever the diffs: it is a report, not a check."""
-    catalog = config_of(args).catalog
+    config = config_of(args)
     with read_warehouse() as conn:
         try:
-            report = replay(conn, catalog, args.sample, args.since, examples=args.examples)
+            report = replay(conn, config.catalog, args.sample, args.since, examples=args.examples)
         except ReplayError as exc:
             raise UserError(str(exc)) from None
     recorded = 0 if args.no_record else record_replay(lake_settings(), report)
+    if recorded:
+        tell_replay_faults(report, config)
     if args.format == "json":
         print(json.dumps({**report.as_json(), "recorded_rows": recorded}, ensure_ascii=False, default=str))
     else:
         print(render(report, recorded, args.no_record))
     return 0
+
+
+def tell_replay_faults(report: ReplayFindings, config: VisibilityConfig) -> None:
+    """A platform whose answers the analyzer now reads otherwise beyond the limit is a rule
+    fault, told to the webhooks routed for those (before the upgrade reaches the metrics)."""
+    from visibility_assets.notify.faults import FaultMessage
+    from visibility_assets.operate.failed_runs import tell_faults
+    from visibility_assets.warehouse.resource import WarehouseResource
+
+    limit, today = config.notifications.replay_diff_limit, datetime.now(UTC).date()
+    faults = [FaultMessage(
+        date=today, platform=name, kind="replay_diff", fault_class=RULE, subject=f"analyzer {report.analyzer_version}",
+        detail=f"{found.tally.changed} of {found.tally.answers} answers ({found.tally.diff_share:.1%} > {limit:.0%})"
+               f" read otherwise than analyzer {', '.join(report.stored_analyzer_versions) or '-'} stored them;"
+               f" by field: {', '.join(f'{f} {n}' for f, n in found.tally.by_field().items())}",
+        fault_id=f"replay_diff:{report.replay_id}:{name}")
+        for name, found in sorted(report.platforms.items())
+        if found.tally.diff_share is not None and found.tally.diff_share > limit]
+    if faults:
+        tell_faults(faults, config, WarehouseResource.from_settings(lake_settings()), report.replay_id)
 
 
 def render(report: ReplayFindings, recorded: int, no_record: bool) -> str:

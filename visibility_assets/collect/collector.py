@@ -42,6 +42,7 @@ from visibility_assets.collect.tally import CollectionFailed, CollectionTally, c
 from visibility_assets.collect.transport import mounts
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
+from visibility_assets.core.faults import DOWNSTREAM, RULE, SOURCE
 from visibility_assets.core.interrupts import on_stop, signal_name
 from visibility_assets.core.partitions import Partition
 from visibility_assets.core.progress import say
@@ -77,6 +78,11 @@ def collect_partition(config: VisibilityConfig, platform: Platform, date: str, r
     report = asyncio.run(collect_partition_async(config, platform, date, run_id, journal, settings, log, task))
     check_tally(report, settings.failure_share_limit)
     return report
+
+
+def fault_class_of(error: Exception) -> str:
+    """The platform's (source), unless the config is wrong (rule) or the run was stopped (downstream)."""
+    return RULE if isinstance(error, SETUP_ERRORS) else getattr(error, "fault_class", SOURCE)
 
 
 @dataclass
@@ -281,7 +287,8 @@ class _Run:
         report = self.report
         self.interrupted = True
         report.stop(f"{report.platform} {report.date}: interrupted by {signal_name(signum)}; stopped sending,"
-                    f" {report.to_send - report.succeeded} requests stay pending for the next run", retryable=False)
+                    f" {report.to_send - report.succeeded} requests stay pending for the next run", retryable=False,
+                    fault_class=DOWNSTREAM)  # not the platform's doing: the machine's, or its operator's
         for worker in self.workers:
             worker.cancel()
 

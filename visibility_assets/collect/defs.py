@@ -22,7 +22,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from visibility_assets.collect.collector import SETUP_ERRORS, PartitionOutcome
+from visibility_assets.collect.collector import SETUP_ERRORS, PartitionOutcome, fault_class_of
 from visibility_assets.collect.ledger import partition_totals
 from visibility_assets.collect.publish import publish
 from visibility_assets.collect.resource import CollectorResource
@@ -126,6 +126,7 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
             retry = all(needs_only_time(o.error) for o in outcomes if o.error is not None)
             if retry and context.retry_number < retry_policy.max_retries:
                 announce_step_retry(context.log.info, retry_policy, context.retry_number + 1, "; ".join(errors))
+            metadata["fault_class"] = fault_class_of(next(o.error for o in outcomes if o.error is not None))
             raise Failure(description="; ".join(errors), metadata=metadata, allow_retries=retry)
         if task is not None:
             report = outcomes[0].report

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from visibility_assets.collect.collector import PartitionOutcome
+from visibility_assets.collect.collector import PartitionOutcome, fault_class_of
 from visibility_assets.collect.plan import TaskRequests
 from visibility_assets.warehouse.resource import Published, WarehouseResource
 
@@ -26,4 +26,6 @@ def run_row(run_id: str, outcome: PartitionOutcome, task: TaskRequests | None) -
             "task_id": task.task_id if task else None, "planned": r.planned, "skipped_done": r.skipped_done,
             "sent": r.to_send, "succeeded": r.succeeded, "failed": r.failed, "deferred": r.deferred,
             "http_attempts": r.attempts, "http_429": r.http_429, "wall_s": r.wall_s,
-            "error": None if outcome.error is None else str(outcome.error), "finished_at": datetime.now(UTC)}
+            "error": None if outcome.error is None else str(outcome.error),
+            "fault_class": None if outcome.error is None else fault_class_of(outcome.error),
+            "finished_at": datetime.now(UTC)}

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from visibility_assets.core.faults import SOURCE
+
 
 @dataclass
 class CollectionTally:
@@ -34,6 +36,7 @@ class CollectionTally:
     permitted_rps: float = 0.0
     stopped: str | None = None  # why the platform was stopped (breaker, billing), if it was
     stop_is_retryable: bool = True  # a billing stop needs a person, not another try
+    stop_fault_class: str = SOURCE  # whose the stop is (core/faults.py): the platform's, unless interrupted
 
     @property
     def achieved_rps(self) -> float:
@@ -50,23 +53,23 @@ class CollectionTally:
         ordered = sorted(self.latencies_ms)
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
-    def stop(self, reason: str, retryable: bool = True) -> None:
+    def stop(self, reason: str, retryable: bool = True, fault_class: str = SOURCE) -> None:
         """Stop sending: the first reason stands."""
         if not self.stopped:
-            self.stopped, self.stop_is_retryable = reason, retryable
+            self.stopped, self.stop_is_retryable, self.stop_fault_class = reason, retryable, fault_class
 
 
 class CollectionFailed(Exception):
-    def __init__(self, message: str, report: CollectionTally, retryable: bool = True):
+    def __init__(self, message: str, report: CollectionTally, retryable: bool = True, fault_class: str = SOURCE):
         super().__init__(message)
-        self.report, self.retryable = report, retryable
+        self.report, self.retryable, self.fault_class = report, retryable, fault_class
 
 
 def check_tally(report: CollectionTally, failure_share_limit: float) -> None:
     """Raise CollectionFailed when the platform was stopped or too large a share failed.
     Moderated and truncated answers are outcomes, stored, not failures."""
     if report.stopped:
-        raise CollectionFailed(report.stopped, report, report.stop_is_retryable)
+        raise CollectionFailed(report.stopped, report, report.stop_is_retryable, report.stop_fault_class)
     if report.failure_share > failure_share_limit:
         raise CollectionFailed(
             f"{report.platform} {report.date}: {report.failed} of {report.to_send} requests failed"

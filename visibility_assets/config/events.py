@@ -53,6 +53,7 @@ class EventSettings(_Entry):
 
 
 WEBHOOK_FORMATS = ("feishu", "lark", "dingtalk", "wecom", "slack", "json")
+FaultClass = Literal["brand", "source", "rule", "downstream"]  # core/faults.py
 
 
 class Webhook(_Entry):
@@ -65,6 +66,8 @@ class Webhook(_Entry):
     secret_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     max_attempts: Count = Field(default=4, ge=1, le=20)
     timeout_s: Number = Field(default=10.0, gt=0, le=300)
+    # What it receives, by class (core/faults.py): brand alerts; source, rule or downstream faults.
+    classes: tuple[FaultClass, ...] = Field(default=("brand", "source", "rule", "downstream"), min_length=1)
 
     def url(self) -> str | None:
         return os.environ.get(self.url_env, "").strip() or None
@@ -76,6 +79,8 @@ class Webhook(_Entry):
 class Notifications(_Entry):
     report_url: EndpointUrl | None = None  # where readers open the report
     max_alert_age_days: Count = Field(default=2, ge=0, le=90)  # a re-analysis of old days notifies nobody
+    # A `visibility replay` that reads more than this share of a platform's answers otherwise is a rule fault.
+    replay_diff_limit: Number = Field(default=0.10, ge=0, le=1)
     webhooks: tuple[Webhook, ...] = ()
 
 

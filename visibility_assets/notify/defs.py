@@ -19,6 +19,7 @@ from visibility_assets.core.partitions import Partition, run_partitions
 from visibility_assets.core.paths import DataDirResource
 from visibility_assets.measure.project import SqlProject
 from visibility_assets.notify import AlertMessage, notify
+from visibility_assets.notify.faults import FaultMessage, partition_faults
 from visibility_assets.warehouse.db import existing_tables, fill_run_partitions
 from visibility_assets.warehouse.resource import WarehouseResource
 
@@ -49,8 +50,7 @@ def build_alert_notifications(partitions_def: MultiPartitionsDefinition, project
         settings = visibility_config.load().notifications
         partitions = run_partitions(context.partition_keys)
         report_url = settings.report_url or (data_dir.reports_dir() / "latest.html").as_uri()
-        messages = [AlertMessage.from_row(row, report_url)
-                    for row in _clear_alerts(warehouse, partitions, settings.max_alert_age_days)]
+        messages = _messages(warehouse, partitions, settings.max_alert_age_days, report_url)
         with httpx.Client() as client:
             deliveries = notify(settings.webhooks, messages, warehouse, client, context.log, context.run_id)
         by_state: dict[str, int] = {}
@@ -59,15 +59,18 @@ def build_alert_notifications(partitions_def: MultiPartitionsDefinition, project
         # A webhook that failed after its retries does not fail the run: the alert is stored and
         # the next run of the partition tries that webhook again.
         return MaterializeResult(metadata={
-            "clear_alerts": len(messages), "webhooks": len(settings.webhooks),
+            "clear_alerts": sum(isinstance(m, AlertMessage) for m in messages),
+            "faults": sum(isinstance(m, FaultMessage) for m in messages), "webhooks": len(settings.webhooks),
             "deliveries": MetadataValue.json(by_state)})
 
     return alert_notifications
 
 
-def _clear_alerts(warehouse: WarehouseResource, partitions: list[Partition], max_age_days: int) -> list[dict]:
+def _messages(warehouse: WarehouseResource, partitions: list[Partition], max_age_days: int,
+              report_url: str) -> list[AlertMessage | FaultMessage]:
+    """The clear alerts of the partitions, and their faults (a failed earlier run, a replay)."""
     with warehouse.read_only() as conn:
-        if "fct_visibility_alerts" not in existing_tables(conn):
-            return []
         fill_run_partitions(conn, partitions)
-        return conn.execute(READ_ALERTS, {"max_age": timedelta(days=max_age_days)}).fetch_arrow_table().to_pylist()
+        alerts = [] if "fct_visibility_alerts" not in existing_tables(conn) else conn.execute(
+            READ_ALERTS, {"max_age": timedelta(days=max_age_days)}).fetch_arrow_table().to_pylist()
+        return [AlertMessage.from_row(row, report_url) for row in alerts] + partition_faults(conn, report_url)

@@ -14,14 +14,22 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-KIND_LABELS = {"mention_rate": "mention rate", "refusal_share": "refusal share", "error_share": "error share"}
+from visibility_assets.core.faults import BRAND, RULE, SOURCE
+
+KIND_LABELS = {"mention_rate": "mention rate", "refusal_share": "refusal share", "error_share": "error share",
+               "moderation_share": "moderation share"}
+
+
+def alert_fault_class(kind: str) -> str:
+    """As fct_visibility_alerts.sql says, for rows written before it did."""
+    return BRAND if kind == "mention_rate" else RULE if kind == "model_change" else SOURCE
 
 
 @dataclass(frozen=True)
 class AlertMessage:
     date: dt.date
     platform: str
-    kind: str  # mention_rate | refusal_share | error_share
+    kind: str  # mention_rate | refusal_share | error_share | moderation_share | model_change
     category: str | None  # null for the shares
     subject: str  # the brand, or the invalid-answer reason
     direction: str  # up | down
@@ -41,6 +49,7 @@ class AlertMessage:
     run_id: str | None
     decision: str | None  # alert | borderline (None for rows written before the column existed)
     report_url: str | None
+    fault_class: str = BRAND  # whose the change is (core/faults.py): brand, source or rule
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], report_url: str | None) -> AlertMessage:
@@ -54,7 +63,7 @@ class AlertMessage:
             p_value=_float(row.get("p_value")), q_value=_float(row.get("q_value")),
             answers=int(row["answers"]), baseline_answers=int(row["baseline_answers"]),
             baseline_days=int(row["baseline_days"]), run_id=row.get("run_id"), decision=row.get("decision"),
-            report_url=report_url)
+            report_url=report_url, fault_class=row.get("fault_class") or alert_fault_class(str(row["kind"])))
 
     @property
     def alert_id(self) -> str:

@@ -31,6 +31,7 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     # Dagster is imported only here: `visibility analyze` and --help start without it.
     from visibility_assets.definitions import build_definitions
     from visibility_assets.operate.automation import catalog_job, report_job
+    from visibility_assets.operate.failed_runs import report_failed_runs
     from visibility_assets.operate.instance import get_instance
     from visibility_assets.runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
 
@@ -58,6 +59,7 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
             keys = [(day, p.name) for p in config.platforms]
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
                                            on_done=lambda run: _progress(run, out))
+    report_failed_runs(instance, [run.run_id for run in runs if not run.success and run.run_id], config)
     print_summary(runs, out)
     print_judge_summary(config, runs, out)
     report = run_job(defs, report_job.name, instance)
@@ -108,7 +110,7 @@ def print_summary(runs: list, out) -> None:
         meta = _over_all_runs(run.metadata.get("raw_ai_responses", {}))
         cleaned = run.metadata.get("cleaned_samples", {})
         retries = meta.get("retries", meta.get("http_attempts", 0) - meta.get("sent", 0)) if meta else 0
-        status = "ok" if run.success else f"FAILED: {run.error}"
+        status = "ok" if run.success else f"FAILED ({run.fault_class or 'unknown'} fault): {run.error}"
         print(f"{run.date:<11} {run.platform:<10} {meta.get('answers_stored', '-'):>7} "
               f"{meta.get('failed', '-'):>6} {retries:>7} {_fmt(meta.get('latency_p50_ms')):>7} "
               f"{_fmt(meta.get('latency_p95_ms')):>7} {cleaned.get('valid', '-'):>6} "

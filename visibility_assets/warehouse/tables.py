@@ -125,6 +125,7 @@ COLLECTION_RUNS = Table("collection_runs", (
     required("wall_s", pa.float64()),
     optional("error", pa.string()),
     required("finished_at", TIMESTAMP),
+    optional("fault_class", pa.string()),  # whose the failure is (core/faults.py); null: it did not fail
 ), primary_key=("run_id", "date", "platform"))
 
 # --- the brand catalog -----------------------------------------------------------------------
@@ -314,7 +315,20 @@ NOTIFICATION_DELIVERIES = Table("notification_deliveries", (
     required("run_id", pa.string()),
 ), primary_key=("alert_id", "webhook", "finished_at"))
 
+# Faults that are no rate alert (core/faults.py): a failed run, a replay that reads too many
+# answers otherwise, a webhook that refused; each notified to the webhooks routed for its class.
+FAULT_EVENTS = Table("fault_events", (
+    required("fault_id", pa.string()),  # what it is about (the run, the replay, the webhook and day)
+    required("date", pa.date32()),  # the partition day, or the day it happened
+    optional("platform", pa.string()),  # null: not one platform's
+    required("kind", pa.string()),  # run_failed | replay_diff | webhook_failed
+    required("fault_class", pa.string()),  # source | rule | downstream
+    required("subject", pa.string()),  # the job, the analyzer version, the webhook
+    required("detail", pa.string()),
+    optional("run_id", pa.string()),
+    required("occurred_at", TIMESTAMP),
+), primary_key=("fault_id",))
 
 TABLES = {table.name: table for table in (*JOURNAL_TABLES, *COLLECTION_TABLES, COLLECTION_RUNS, BRAND_CATALOG,
                                           BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *JUDGE_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
-                                          NOTIFICATION_DELIVERIES)}
+                                          NOTIFICATION_DELIVERIES, FAULT_EVENTS)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import duckdb
 
 from visibility_assets.serve.filters import Filters
+from visibility_assets.warehouse.db import existing_tables
 from visibility_assets.serve.views.grid import Grid
 
 BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
@@ -14,7 +15,7 @@ BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tes
 ALERTS = """
 SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
        baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
-       model_changed, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
+       model_changed, fault_class, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
        CAST(date - to_days(1) AS DATE) AS baseline_to
 FROM visibility_alerts
 WHERE date BETWEEN $start AND $end
@@ -33,9 +34,27 @@ ORDER BY date DESC, platform
 """
 
 
+# Failures by whose they are (faults_by_class); a fault that is no platform's ('') shows whatever the filter.
+FAULTS = """
+SELECT f.date, f.platform, f.fault_class, f.alerts, f.faults, f.kinds,
+       (SELECT string_agg(e.detail, ' | ' ORDER BY e.occurred_at) FROM fault_events AS e
+        WHERE e.date = f.date AND coalesce(e.platform, '') = f.platform AND e.fault_class = f.fault_class) AS details
+FROM faults_by_class AS f
+WHERE f.date BETWEEN $start AND $end AND f.fault_class <> 'brand'
+  AND (len($platforms) = 0 OR f.platform = '' OR list_contains($platforms, f.platform))
+ORDER BY f.date DESC, f.platform, list_position(['source', 'rule', 'downstream'], f.fault_class)
+"""
+
+
+FAULT_COLUMNS = ("date", "platform", "fault_class", "alerts", "faults", "kinds", "details")
+
+
 def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
-    return {"tables": {
+    tables = {
         "alerts": Grid.of(conn.execute(ALERTS, {**filters.params("category", "start", "end", "platforms"),
                                                 "baseline": BASELINE_DAYS})),
         "quality": Grid.of(conn.execute(QUALITY, filters.params("start", "end", "platforms"))),
-    }}
+    }
+    tables["faults"] = (Grid.of(conn.execute(FAULTS, filters.params("start", "end", "platforms")))
+                        if {"faults_by_class", "fault_events"} <= existing_tables(conn) else Grid(FAULT_COLUMNS, ()))
+    return {"tables": tables}
