@@ -54,6 +54,7 @@ VALID_CONTENT = {
     "canaries.yaml": "canaries:\n  - {id: c1, text: Describe yourself in one sentence.}\n",
     "domains.yaml": "domains:\n  - {domain: example.org, class: news}\n",
     "judge.yaml": "judge:\n  platform: deepseek\n",
+    "retention.yaml": "retention:\n  raw_answers_days: 365\n",
 }
 
 

@@ -1,9 +1,12 @@
-"""The weekly lake maintenance: fewer files, the same rows, and the raw-answer retention."""
+"""The weekly lake maintenance: fewer files, the same rows, and the retention of the raw evidence."""
+
+from datetime import timedelta
 
 import pytest
 from dagster import DagsterInstance
 
 from tests.pipeline import materialize_for, pipeline, read_warehouse
+from visibility_assets.core.days import yesterday
 from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 
 from .conftest import write_config
@@ -47,5 +50,40 @@ def test_raw_retention_deletes_the_answers_of_older_days_only(visibility_home, c
     figures = _maintain({"ops": {"lake_maintenance": {"config": {"raw_retention_days": 1}}}})
     assert figures["raw_rows_deleted"] == kept["raw_ai_responses"]
     after = _counts()
-    assert after["raw_ai_responses"] == after["journal_attempts"] == 0
+    assert after["raw_ai_responses"] == 0
     assert after["mention_metrics"] == kept["mention_metrics"]  # the metrics stay
+    assert after["journal_attempts"] == kept["journal_attempts"]  # attempts keep their own retention
+
+
+TABLES = ("raw_ai_responses", "journal_answers", "http_attempts", "journal_attempts", "collection_requests",
+          "journal_requests", "cleaned_samples", "judge_verdicts", "judge_calls", "mention_metrics")
+
+
+def _rows_by_day():
+    """Rows of each table per (table, day, the judge's journal or not)."""
+    with read_warehouse() as conn:
+        return {(table, day, judge): n for table in TABLES for day, judge, n in conn.execute(
+            "SELECT date, " + ("platform LIKE 'judge:%'" if table.startswith("journal") else "false")
+            + ", count(*) FROM " + table + " GROUP BY ALL").fetchall()}
+
+
+def test_each_retention_removes_its_tables_rows_of_older_days_and_nothing_else(visibility_home, simulated,
+                                                                                tmp_path, monkeypatch):
+    config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=4, rounds=1)
+    (config_dir / "judge.yaml").write_text("judge:\n  platform: deepseek\n", encoding="utf-8")
+    monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+    today = yesterday() + timedelta(days=1)  # the maintenance's today
+    old, recent = today - timedelta(days=30), today - timedelta(days=2)
+    for day in (old, recent):
+        assert materialize_for(["judge_verdicts", "mention_metrics"], day.isoformat(), "kimi").success
+    before = _rows_by_day()
+    assert {(t, j) for t, _, j in before} >= {("journal_answers", True), ("journal_attempts", True)}  # judged
+    (config_dir / "retention.yaml").write_text(
+        "retention:\n  raw_answers_days: 0\n  http_attempts_days: 10\n  journals_days: 0\n"
+        "  judge_replies_days: 10\n", encoding="utf-8")
+    figures = _maintain()
+    gone = {key for key in before if key[1] == old and (
+        key[0] in ("http_attempts", "journal_attempts") or key[0] in ("journal_answers", "journal_requests") and key[2])}
+    assert _rows_by_day() == {key: n for key, n in before.items() if key not in gone}  # nothing else removed
+    assert figures["rows_deleted"]["http_attempts"] == before[("http_attempts", old, False)]
+    assert figures["raw_rows_deleted"] == 0  # raw answers are kept for ever here (0)

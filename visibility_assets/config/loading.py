@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from visibility_assets.config.entry import _Entry
 from visibility_assets.config.events import EventsFile
 from visibility_assets.config.judge import JUDGE_PROMPT_VERSIONS, JudgeFile, JudgeSettings
+from visibility_assets.config.retention import RetentionFile
 from visibility_assets.config.schema import (
     Brand,
     BrandCatalog,
@@ -40,9 +41,10 @@ EVENTS_FILE = "events.yaml"  # optional: event-driven collection and alert webho
 CANARIES_FILE = "canaries.yaml"  # optional: brand-agnostic prompts for the model-change canary
 DOMAINS_FILE = "domains.yaml"  # optional: classes of cited domains, over the built-in table
 JUDGE_FILE = "judge.yaml"  # optional: a model that labels brand sentiment and role (config/judge.py)
+RETENTION_FILE = "retention.yaml"  # optional: how long the raw evidence is kept (config/retention.py)
 BUILT_IN_DOMAINS = Path(__file__).parent / "domain_classes.yaml"
 CONFIG_FILES = (BRANDS_FILE, QUESTIONS_FILE, PLATFORMS_FILE, PRICES_FILE, EVENTS_FILE, CANARIES_FILE, DOMAINS_FILE,
-                JUDGE_FILE)
+                JUDGE_FILE, RETENTION_FILE)
 
 # The last config loaded from each folder, with the hash of its files: the assets, schedules and
 # sensors (two of them ticking every 30 to 60 s) load the config again and again, and only a
@@ -107,6 +109,7 @@ def _read_config(root: Path, version: str) -> VisibilityConfig:
         if canary.id in question_ids:
             problems.append(f"{CANARIES_FILE} line {line}: canary id {canary.id!r} is also a question id")
     judge = _load_judge(root / JUDGE_FILE, {p.name for _, p in platforms} if platforms_complete else set(), problems)
+    retention = _load_document(root / RETENTION_FILE, RetentionFile, problems).retention
     if problems:
         raise ConfigError(problems)
     assert catalog is not None
@@ -122,6 +125,7 @@ def _read_config(root: Path, version: str) -> VisibilityConfig:
         events=events.events,
         notifications=events.notifications,
         judge=judge,
+        retention=retention,
     )
 
 

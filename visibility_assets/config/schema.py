@@ -20,6 +20,7 @@ from pydantic import Field, StrictBool, model_validator
 from visibility_assets.config.entry import Count, Number, _Entry
 from visibility_assets.config.events import EventSettings, Notifications
 from visibility_assets.config.judge import JudgeSettings
+from visibility_assets.config.retention import RetentionSettings
 from visibility_assets.config.urls import EndpointUrl
 from visibility_assets.core.chinese_script import to_simplified
 
@@ -252,6 +253,7 @@ class VisibilityConfig:
     notifications: Notifications = field(default_factory=Notifications)
     version: str = ""  # the hash of every config file (config/loading.py, config_version)
     judge: JudgeSettings | None = None  # judge.yaml: None, no judge (the lexicon's labels only)
+    retention: RetentionSettings = field(default_factory=RetentionSettings)  # retention.yaml
 
     @property
     def brands(self) -> tuple[Brand, ...]:

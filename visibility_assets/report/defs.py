@@ -20,6 +20,7 @@ from visibility_assets.core.days import yesterday
 from visibility_assets.core.jobs import NIGHTLY_JOB, REPORT_JOB
 from visibility_assets.core.partitions import DATE, PLATFORM
 from visibility_assets.core.paths import DataDirResource
+from visibility_assets.core.personal_data import mask
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import create_macros
 from visibility_assets.report.html import latest_date, render_report
@@ -46,7 +47,7 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -
         day = latest_date(conn)
         if day is None:
             raise ValueError("mention_metrics is empty: materialize some partitions first")
-        html = render_report(conn, day)
+        html = mask(render_report(conn, day))  # a file anyone may be sent: personal data masked
         summary = conn.execute(
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')

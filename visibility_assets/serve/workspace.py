@@ -19,6 +19,7 @@ from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.answer_html import answer_html
 from visibility_assets.serve.auth import Guard
 from visibility_assets.serve.filters import FilterError, Filters, parse_filters
+from visibility_assets.serve.masking import masked
 from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
 from visibility_assets.serve.views.alerts import alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
@@ -121,6 +122,8 @@ class Workspace:
                 filters = parse_filters(query, self.config.catalog, latest, platforms or [])
                 try:
                     data = view.build(conn, filters, request, self.config)
+                    if not _reads_answers(request):  # a viewer: personal data an answer quoted, masked
+                        data = masked(data)
                 except duckdb.CatalogException as exc:  # a table this view reads was never built
                     raise ViewError(f"this view needs a table the warehouse does not hold yet"
                                     f" ({str(exc).splitlines()[0]}): materialize every asset once", 503) from None

@@ -1,8 +1,9 @@
 """Keeping the lake small: every commit writes at least one file, so small files add up.
 
-One pass: apply the raw-answer retention (default: keep forever), move inlined rows into
-Parquet, merge small adjacent files, expire snapshots past the snapshot retention (time travel
-reaches back that far), then delete the files no snapshot references any more.
+One pass: apply the retention of the raw evidence (retention.yaml: raw answers, attempts,
+journals, judge replies), move inlined rows into Parquet, merge small adjacent files, expire
+snapshots past the snapshot retention (time travel reaches back that far, and a deleted row
+with it), then delete the files no snapshot references any more.
 """
 
 from __future__ import annotations
@@ -12,11 +13,27 @@ from datetime import date, timedelta
 
 import duckdb
 
+from visibility_assets.config.retention import RetentionSettings
+from visibility_assets.warehouse.db import existing_tables
 from visibility_assets.warehouse.lake import LAKE, LakeSettings, write_with_retry
-from visibility_assets.warehouse.tables import JOURNAL_TABLES, RAW_AI_RESPONSES
+from visibility_assets.warehouse.tables import (
+    COLLECTION_REQUESTS,
+    HTTP_ATTEMPTS,
+    JOURNAL_ANSWERS,
+    JOURNAL_ATTEMPTS,
+    JOURNAL_REQUESTS,
+    RAW_AI_RESPONSES,
+)
 
-# What raw-answer retention removes: the answers and the journal rows they were published from.
-RETAINED_BY_DATE = (RAW_AI_RESPONSES.name,) + tuple(table.name for table in JOURNAL_TABLES)
+# What each retention setting removes (config/retention.py): (table, which partitions), where
+# "platforms" are the collected platforms' and "judge" the judge's journal partitions (judge:*).
+RETENTION = {
+    "raw_answers_days": ((RAW_AI_RESPONSES, "all"), (JOURNAL_ANSWERS, "platforms")),
+    "http_attempts_days": ((HTTP_ATTEMPTS, "all"), (JOURNAL_ATTEMPTS, "all")),
+    "journals_days": ((COLLECTION_REQUESTS, "all"), (JOURNAL_REQUESTS, "platforms")),
+    "judge_replies_days": ((JOURNAL_ANSWERS, "judge"), (JOURNAL_REQUESTS, "judge")),
+}
+WHICH = {"all": "", "platforms": " AND platform NOT LIKE 'judge:%'", "judge": " AND platform LIKE 'judge:%'"}
 STEPS = (
     "CALL ducklake_flush_inlined_data('" + LAKE + "')",
     "CALL ducklake_merge_adjacent_files('" + LAKE + "')",
@@ -38,29 +55,32 @@ class MaintenanceFigures:
     live_bytes_before: int
     live_bytes_after: int
     snapshots_expired: int
-    raw_rows_deleted: int
+    rows_deleted: dict[str, int]  # by retention: table -> rows removed
+
+    @property
+    def raw_rows_deleted(self) -> int:
+        return self.rows_deleted.get(RAW_AI_RESPONSES.name, 0)
 
     def as_metadata(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "raw_rows_deleted": self.raw_rows_deleted}
 
 
 def maintain(settings: LakeSettings, today: date, snapshot_retention_days: int = 7,
-             raw_retention_days: int | None = None) -> MaintenanceFigures:
+             retention: RetentionSettings | None = None) -> MaintenanceFigures:
+    """Retention first (its deletions then leave the files with the expired snapshots), then
+    the files: flushed, merged, expired, cleaned up."""
     def stored_files(conn: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
         stored = conn.execute(STORED, {"pattern": settings.data_path + "**/*.parquet"}).fetchone()[0]
         live, size = conn.execute(FILES).fetchone()
         return stored, live, size
 
     (files_before, live_before, bytes_before), _ = write_with_retry(settings, stored_files)
-    deleted = 0
-    if raw_retention_days is not None:
-        deleted, _ = write_with_retry(settings, lambda conn: _apply_retention(
-            conn, today - timedelta(days=raw_retention_days)))
+    deleted, _ = write_with_retry(settings, lambda conn: apply_retention(conn, retention or RetentionSettings(), today))
     expire_before = today - timedelta(days=snapshot_retention_days)
     expired = 0
     for statement in STEPS:
         params = {"expire_before": expire_before} if "$expire_before" in statement else None
-        rows, _ = write_with_retry(settings, lambda conn: conn.execute(statement, params).fetchall())
+        rows, _ = write_with_retry(settings, lambda conn, s=statement, p=params: conn.execute(s, p).fetchall())
         if "expire_snapshots" in statement:
             expired = len(rows)
     (files_after, live_after, bytes_after), _ = write_with_retry(settings, stored_files)
@@ -68,10 +88,18 @@ def maintain(settings: LakeSettings, today: date, snapshot_retention_days: int =
                               expired, deleted)
 
 
-def _apply_retention(conn: duckdb.DuckDBPyConnection, keep_from: date) -> int:
-    """Delete raw answers (and their journal rows) of days before `keep_from`; returns answers deleted."""
-    deleted = conn.execute("DELETE FROM " + RAW_AI_RESPONSES.name + " WHERE date < $keep_from",
-                           {"keep_from": keep_from}).fetchall()[0][0]
-    for name in RETAINED_BY_DATE[1:]:
-        conn.execute("DELETE FROM " + name + " WHERE date < $keep_from", {"keep_from": keep_from}).fetchall()
+def apply_retention(conn: duckdb.DuckDBPyConnection, retention: RetentionSettings, today: date) -> dict[str, int]:
+    """Delete the rows of days before each setting's limit (0: keep for ever); rows deleted by table."""
+    present = existing_tables(conn)
+    deleted: dict[str, int] = {}
+    for setting, targets in RETENTION.items():
+        days = getattr(retention, setting)
+        if not days:
+            continue
+        for table, which in targets:
+            if table.name not in present:
+                continue
+            (count,) = conn.execute("DELETE FROM " + table.name + " WHERE date < $keep_from" + WHICH[which],
+                                    {"keep_from": today - timedelta(days=days)}).fetchone()
+            deleted[table.name] = deleted.get(table.name, 0) + count
     return deleted

@@ -7,8 +7,8 @@ from __future__ import annotations
 import duckdb
 
 from visibility_assets.serve.filters import Filters
-from visibility_assets.warehouse.db import existing_tables
 from visibility_assets.serve.views.grid import Grid
+from visibility_assets.warehouse.db import existing_tables
 
 BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
 
