@@ -18,6 +18,7 @@ from dataclasses import asdict
 warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
 
 from visibility_assets.config import load_config  # noqa: E402
+from visibility_assets.core.faults import DOWNSTREAM, as_disk_full  # noqa: E402
 from visibility_assets.core.progress import printing_progress  # noqa: E402
 from visibility_assets.definitions import build_definitions  # noqa: E402
 from visibility_assets.operate.instance import get_instance  # noqa: E402
@@ -29,8 +30,15 @@ gc.freeze()
 
 
 def partition_run(date: str, platform: str, request: dict) -> PartitionRun:
-    defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
-    return materialize_partition(defs, date, platform, get_instance(), request.get("run_config"))
+    try:
+        defs = build_definitions(load_config(request.get("config_dir")))  # None: $VISIBILITY_CONFIG_DIR
+        return materialize_partition(defs, date, platform, get_instance(), request.get("run_config"),
+                                     run_id=request.get("run_id"))
+    except Exception as exc:
+        full = as_disk_full(exc)  # Dagster's own storage refused: said once, not as a traceback
+        if full is None:
+            raise
+        return PartitionRun(date, platform, False, request.get("run_id") or "", {}, str(full), DOWNSTREAM)
 
 
 def run_partition(date: str, platform: str, request: dict, sender, log_path: str) -> None:

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -26,11 +27,12 @@ from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
 
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
+from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.automation import nightly_job
 from visibility_assets.operate.failed_runs import classify_failed_run
-from visibility_assets.operate.instance.command_runs import command_run_tags
+from visibility_assets.operate.instance.command_runs import command_run_tags, end_as_failed, reap_dead_runs
 
 # What a worker's server imports once, for every worker it forks.
 WORKER_PRELOAD = ["visibility_assets.run_worker"]
@@ -117,13 +119,15 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     """Run each (date, platform) in a worker process, `parallel` at a time, in the order given."""
     from visibility_assets.operate.instance import get_instance
 
-    get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
+    instance = get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
+    reap_dead_runs(instance)  # runs an earlier command left behind when it died hold slots still
     # The workers fork from a server that started before this call's environment was set (the
     # simulators' addresses, DAGSTER_HOME): each takes the caller's environment and directory.
     request = {"config_dir": str(config_dir), "run_config": run_config, "environment": dict(os.environ),
                "cwd": os.getcwd()}
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(_run_in_worker, date, platform, request) for date, platform in keys]
+        futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())}, instance)
+                   for date, platform in keys]
         for future in as_completed(futures):
             on_done(future.result())
         return [f.result() for f in futures]
@@ -146,7 +150,25 @@ def start_workers() -> None:
     forkserver.ensure_running()
 
 
-def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
+def _run_in_worker(date: str, platform: str, request: dict, instance: DagsterInstance) -> PartitionRun:
+    run = _worker_run(date, platform, request)
+    if not run.success:  # a worker that crashed, or whose Dagster storage failed, left its run started
+        stored = _existing_run(instance, request["run_id"])
+        if stored is not None:
+            end_as_failed(instance, stored, run.error or "the run's worker ended without a word")
+    return run
+
+
+def _existing_run(instance: DagsterInstance, run_id: str):
+    try:
+        return instance.get_run_by_id(run_id)
+    except Exception as exc:  # noqa: BLE001 - the storage itself may be what failed
+        if as_disk_full(exc) is None:
+            raise
+        return None
+
+
+def _worker_run(date: str, platform: str, request: dict) -> PartitionRun:
     context = _worker_processes()
     with tempfile.NamedTemporaryFile(prefix="visibility-run-", suffix=".log") as log:
         receiver, sender = context.Pipe(duplex=False)
@@ -164,7 +186,7 @@ def _run_in_worker(date: str, platform: str, request: dict) -> PartitionRun:
         if outcome is not None:
             return PartitionRun(**outcome)
         detail = Path(log.name).read_text(encoding="utf-8", errors="replace").strip()[-2000:]
-        return PartitionRun(date, platform, False, "", {}, f"worker exited {worker.exitcode}: {detail}")
+        return PartitionRun(date, platform, False, request["run_id"], {}, f"worker exited {worker.exitcode}: {detail}")
 
 
 def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: list[str], out: TextIO | None = None) -> int:

@@ -94,6 +94,7 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
     from visibility_assets.events.model import FAILED, REQUESTED
     from visibility_assets.events.service import move_task
     from visibility_assets.operate.failed_runs import report_failed_runs
+    from visibility_assets.operate.instance.command_runs import end_as_failed
     from visibility_assets.runs import QUIET_RUN, materialize_partition, run_in_foreground
 
     run_id = str(uuid.uuid4())
@@ -105,7 +106,7 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
             result = run_in_foreground(lambda: materialize_partition(
                 defs, task.date.isoformat(), task.platform, instance, run_config, {TASK_TAG: task.task_id}, run_id))
     except interrupts.Interrupted as stopped:  # the run did not end in time: ended here
-        instance.report_run_failed(instance.get_run_by_id(run_id), str(stopped))
+        end_as_failed(instance, instance.get_run_by_id(run_id), str(stopped))
         instance.add_run_tags(run_id, {FAULT_CLASS_TAG: DOWNSTREAM})  # the machine's doing, not the platform's
         return interrupted(config, warehouse, task.task_id, run_id, stopped.signum, out)
     signum = interrupts.received()

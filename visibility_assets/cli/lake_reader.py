@@ -7,6 +7,7 @@ from contextlib import contextmanager
 import duckdb
 
 from visibility_assets.cli.arguments import UserError
+from visibility_assets.core.faults import DiskFull, is_disk_full
 from visibility_assets.warehouse.lake import WarehouseSettingError, lake_settings, open_reader
 from visibility_assets.warehouse.resource import WarehouseResource
 
@@ -25,6 +26,9 @@ def read_warehouse(as_of: str | None = None):
     except WarehouseSettingError as exc:
         raise UserError(str(exc)) from None
     except duckdb.Error as exc:
+        if is_disk_full(exc):  # SQLite writes its WAL index even to read the catalog
+            raise UserError(f"cannot open the warehouse to read it: {DiskFull('the catalog', settings.catalog)}"
+                            ) from None
         raise UserError(f"cannot open the warehouse{' as of ' + as_of if as_of else ''}: {first_line(exc)}") from None
     try:
         yield conn

@@ -22,6 +22,7 @@ from visibility_assets.cli import (
 )
 from visibility_assets.cli.arguments import UserError
 from visibility_assets.config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
+from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        full = as_disk_full(exc)  # a full disk is the user's to fix: one line, no traceback
+        if full is None:
+            raise
+        print(f"visibility {args.command}: error: {full}", file=sys.stderr)
+        return 1
     finally:
         sys.stdout, sys.stderr = streams
 

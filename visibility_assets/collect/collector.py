@@ -42,7 +42,7 @@ from visibility_assets.collect.tally import CollectionFailed, CollectionTally, c
 from visibility_assets.collect.transport import mounts
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
-from visibility_assets.core.faults import DOWNSTREAM, RULE, SOURCE
+from visibility_assets.core.faults import DOWNSTREAM, RULE, SOURCE, DiskFull
 from visibility_assets.core.interrupts import on_stop, signal_name
 from visibility_assets.core.partitions import Partition
 from visibility_assets.core.progress import say
@@ -186,7 +186,9 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
             in_flight.close()
-    if run.interrupted:
+    if run.unstored:
+        pass  # the next run closes the logged attempts the journal lacks
+    elif run.interrupted:
         journal.close_interrupted(in_flight)  # the attempts cut off mid-flight, stored as interrupted
     else:
         in_flight.clear()  # every attempt sent is in the journal now
@@ -250,6 +252,7 @@ class _Run:
         self.workers: list[asyncio.Task] = []
         self.last_wait_notice = -WAIT_NOTICE_EVERY_S
         self.interrupted = False
+        self.unstored = False  # a checkpoint the disk refused: the in-flight log keeps what it had
 
     async def on_attempt(self, attempt: Attempt) -> None:
         self.pending_attempts.append(attempt)
@@ -373,14 +376,24 @@ class _Run:
 
     async def checkpoint_until_done(self) -> None:
         """Flush buffered results every interval, off the event loop so pacing never stalls;
-        the request states of the whole run go with the last flush (journal.checkpoint says why)."""
-        while not self.done.is_set():
-            try:
-                await asyncio.wait_for(self.done.wait(), self.settings.checkpoint_interval_s)
-            except TimeoutError:
-                pass
-            await self._flush(states=False)
-        await self._flush(states=True)  # what finished since, and every outcome's state
+        the request states of the whole run go with the last flush (journal.checkpoint says why).
+        A disk that refuses a checkpoint stops the platform: nothing more is sent that could not
+        be stored."""
+        try:
+            while not self.done.is_set():
+                try:
+                    await asyncio.wait_for(self.done.wait(), self.settings.checkpoint_interval_s)
+                except TimeoutError:
+                    pass
+                await self._flush(states=False)
+            await self._flush(states=True)  # what finished since, and every outcome's state
+        except DiskFull as exc:
+            self.unstored = True
+            report = self.report
+            report.stop(f"{report.platform} {report.date}: {exc}; stopped sending", retryable=False,
+                        fault_class=DOWNSTREAM)
+            for worker in self.workers:
+                worker.cancel()
 
     async def _flush(self, states: bool) -> None:
         attempts, outcomes = self.pending_attempts, self.pending_outcomes

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from visibility_assets.collect.client import Attempt
+from visibility_assets.core.faults import writing
 
 INTERRUPTED = "interrupted"
 
@@ -30,12 +31,13 @@ class InFlightLog:
 
     def sent(self, attempt: Attempt) -> None:
         """Called as the attempt's request goes out."""
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         line = json.dumps({"request_key": attempt.request_key, "attempt": attempt.attempt,
                            "run_id": attempt.run_id, "started_at": attempt.started_at.isoformat()})
-        os.write(self._fd, (line + "\n").encode())
+        with writing("the log of requests in flight", self.path):
+            if self._fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.write(self._fd, (line + "\n").encode())
 
     def interrupted(self, journaled: set[tuple[str, int]]) -> list[Attempt]:
         """The logged attempts the journal lacks, closed as interrupted (a crashed run's)."""

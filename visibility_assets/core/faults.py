@@ -12,6 +12,10 @@ reaches the people who can act on it (webhooks are routed by class, events.yaml)
 from __future__ import annotations
 
 import errno
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 BRAND, SOURCE, RULE, DOWNSTREAM = "brand", "source", "rule", "downstream"
 FAULT_CLASSES = (BRAND, SOURCE, RULE, DOWNSTREAM)
@@ -55,3 +59,55 @@ def class_of_error(names_and_texts: list[tuple[str, str]]) -> str:
         if name in CONFIG_ERRORS:
             return RULE
     return RULE  # the pipeline's own processing
+
+
+class DiskFull(Exception):
+    """A write the disk refused, said once: what was being written, where, and what to do."""
+
+    def __init__(self, what: str, path: str | Path):
+        super().__init__(f"the disk is full: {what} could not be written to {path} ({free_space(path)});"
+                         " free some space and run again: what was stored before is kept")
+        self.what, self.path = what, str(path)
+
+
+@contextmanager
+def writing(what: str, path: str | Path) -> Iterator[None]:
+    """Turn a full disk met inside into DiskFull naming `what` and `path`."""
+    try:
+        yield
+    except DiskFull:
+        raise
+    except Exception as exc:
+        if is_disk_full(exc):
+            raise DiskFull(what, path) from exc
+        raise
+
+
+def free_space(path: str | Path) -> str:
+    """What is left on the device holding `path` (its nearest existing folder)."""
+    folder = Path(str(path))
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        return "free space unknown"
+    return f"{usage.free / 1e6:.1f} MB free of {usage.total / 1e6:.1f} MB"
+
+
+def as_disk_full(error: BaseException) -> DiskFull | None:
+    """A full disk met anywhere below, said as DiskFull: what was being written is told by the
+    error's own kind where no DiskFull named it (Dagster's SQLite storage, the lake)."""
+    if not is_disk_full(error):
+        return None
+    named = next((link for link in chain(error) if isinstance(link, DiskFull)), None)
+    if named is not None:
+        return named
+    from visibility_assets.core.paths import dagster_home, data_dir  # on the error path only
+
+    modules = {type(link).__module__.split(".")[0] for link in chain(error)}
+    if modules & {"sqlalchemy", "sqlite3", "dagster"}:
+        return DiskFull("Dagster's run and event storage", dagster_home())
+    if "duckdb" in modules:
+        return DiskFull("the warehouse", data_dir() / "warehouse")
+    return DiskFull("the data directory", data_dir())

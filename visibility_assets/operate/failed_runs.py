@@ -71,8 +71,8 @@ def report_failed_runs(instance: DagsterInstance, run_ids: list[str], config: Vi
     if not run_ids:
         return
     warehouse = WarehouseResource.from_settings(lake_settings())
-    for run_id in run_ids:
-        report_failed_run(instance, instance.get_run_by_id(run_id), config, warehouse, config.notifications.report_url)
+    for run in filter(None, map(instance.get_run_by_id, run_ids)):  # a run the storage never took: none
+        report_failed_run(instance, run, config, warehouse, config.notifications.report_url)
 
 
 def tell_faults(faults: list[FaultMessage], config: VisibilityConfig, warehouse: WarehouseResource,

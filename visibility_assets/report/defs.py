@@ -17,6 +17,7 @@ from dagster import (
 )
 
 from visibility_assets.core.days import yesterday
+from visibility_assets.core.faults import writing
 from visibility_assets.core.jobs import NIGHTLY_JOB, REPORT_JOB
 from visibility_assets.core.partitions import DATE, PLATFORM
 from visibility_assets.core.paths import DataDirResource
@@ -56,8 +57,9 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -
     folder = data_dir.reports_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"visibility_report_{day.isoformat()}.html"
-    path.write_text(html, encoding="utf-8")
-    (folder / "latest.html").write_text(html, encoding="utf-8")
+    with writing("the report", folder):
+        path.write_text(html, encoding="utf-8")
+        (folder / "latest.html").write_text(html, encoding="utf-8")
     return MaterializeResult(metadata={
         "path": MetadataValue.path(str(path)), "date": day.isoformat(), "platforms": summary[0],
         "metric_rows": summary[1], "mean_mention_rate": float(summary[2] or 0), "alerts_today": summary[3],

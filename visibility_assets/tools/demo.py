@@ -10,6 +10,7 @@ from typing import TextIO
 
 from visibility_assets.collect.dialects import dialect_of
 from visibility_assets.config import Platform, VisibilityConfig
+from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.paths import data_dir
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.launch import running_simulators
@@ -30,10 +31,10 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     start_workers()  # the platforms' workers import the pipeline while this process does
     # Dagster is imported only here: `visibility analyze` and --help start without it.
     from visibility_assets.definitions import build_definitions
-    from visibility_assets.operate.automation import catalog_job, report_job
+    from visibility_assets.operate.automation import catalog_job
     from visibility_assets.operate.failed_runs import report_failed_runs
     from visibility_assets.operate.instance import get_instance
-    from visibility_assets.runs import QUIET_RUN, materialization_metadata, materialize_partitions, run_job
+    from visibility_assets.runs import QUIET_RUN, materialize_partitions, run_job
 
     defs = build_definitions(config)
     instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
@@ -59,18 +60,41 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
             keys = [(day, p.name) for p in config.platforms]
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
                                            on_done=lambda run: _progress(run, out))
-    report_failed_runs(instance, [run.run_id for run in runs if not run.success and run.run_id], config)
+    try:
+        report_failed_runs(instance, [run.run_id for run in runs if not run.success and run.run_id], config)
+    except Exception as exc:
+        full = as_disk_full(exc)
+        if full is None:
+            raise
+        print(f"the failed runs' faults were not stored: {full}", file=out)
     print_summary(runs, out)
     print_judge_summary(config, runs, out)
-    report = run_job(defs, report_job.name, instance)
-    report_path = materialization_metadata(report).get("visibility_report", {}).get("path")
+    report_path, report_ok = report_or_why(defs, instance)
     bound, slowest = rate_bound_s(config, len(dates))
     print(f"wall time: {time.monotonic() - started:.1f} s (rate bound {bound:.1f} s: {slowest}'s requests at its"
           " permitted rate, day after day)", file=out)
-    print(f"report: {report_path or 'FAILED'}", file=out)
+    print(f"report: {report_path}", file=out)
     print("workspace: `visibility users add NAME --role analyst`, then `visibility serve` and open"
           " http://127.0.0.1:8080", file=out)
-    return 0 if report.success and all(r.success for r in runs) else 1
+    return 0 if report_ok and all(r.success for r in runs) else 1
+
+
+def report_or_why(defs, instance) -> tuple[str, bool]:
+    """The report's path, or why it failed (a full disk said once, not as a traceback)."""
+    from visibility_assets.operate.automation import report_job
+    from visibility_assets.operate.failed_runs import failure_of_run
+    from visibility_assets.runs import materialization_metadata, run_job
+
+    try:
+        report = run_job(defs, report_job.name, instance)
+    except Exception as exc:
+        full = as_disk_full(exc)
+        if full is None:
+            raise
+        return f"FAILED: {full}", False
+    if not report.success:
+        return f"FAILED: {failure_of_run(instance, report.run_id)[1]}", False
+    return materialization_metadata(report).get("visibility_report", {}).get("path"), True
 
 
 def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:

@@ -27,6 +27,7 @@ from typing import TypeVar
 
 import duckdb
 
+from visibility_assets.core.faults import DiskFull, writing
 from visibility_assets.core.paths import data_dir
 from visibility_assets.core.retry import backoff_s
 
@@ -312,13 +313,13 @@ def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConn
             # Everything that reads the catalog inside the turn: next to another writer's commit,
             # a read of a SQLite catalog waits out its busy timeout (a second), and holds the
             # GIL while it waits, which stalled every sender of the process (measured).
-            with _writer_turn(settings):
+            with writing("the warehouse", settings.data_path), _writer_turn(settings):
                 conn = connect(settings)
                 conn.execute("BEGIN TRANSACTION")
                 result = work(conn)
                 conn.execute("COMMIT")
                 return result, last_committed_snapshot(conn)
-        except duckdb.Error as exc:
+        except (duckdb.Error, DiskFull) as exc:
             if conn is not None:
                 conn.close()
             if not is_retryable(exc):

@@ -25,15 +25,25 @@ def command_run_tags() -> dict[str, str]:
     return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
 
 
-def reap_dead_runs(instance: DagsterInstance, tags: dict[str, str]) -> list[DagsterRun]:
-    """Mark failed every run in progress, with these tags, that a command of this host executed
+def reap_dead_runs(instance: DagsterInstance, tags: dict[str, str] | None = None) -> list[DagsterRun]:
+    """Mark failed every run in progress (with these tags) that a command of this host executed
     in a process that is gone (the same pid and start-time check as the launcher's)."""
     dead = []
-    filters = RunsFilter(statuses=IN_PROGRESS, tags={**tags, HOST_TAG: socket.gethostname()})
+    filters = RunsFilter(statuses=IN_PROGRESS, tags={**(tags or {}), HOST_TAG: socket.gethostname()})
     for record in instance.get_run_records(filters):
         run, pid = record.dagster_run, record.dagster_run.tags.get(PID_TAG, "")
         if not pid.isdigit() or worker_alive(int(pid), record.create_timestamp.timestamp()):
             continue
-        instance.report_run_failed(run, f"the process that ran it (pid {pid}) is gone: killed or interrupted")
+        end_as_failed(instance, run, f"the process that ran it (pid {pid}) is gone: killed or interrupted")
         dead.append(run)
     return dead
+
+
+def end_as_failed(instance: DagsterInstance, run: DagsterRun, message: str) -> None:
+    """Mark a run that will never end by itself failed, and free the concurrency slots (the
+    judge's pool) its steps hold: a run whose process died never freed them, and every later run
+    would wait for them for ever (the daemon frees them only where one runs)."""
+    if run.status not in (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED):
+        instance.report_run_failed(run, message)
+    if instance.event_log_storage.supports_global_concurrency_limits:
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
