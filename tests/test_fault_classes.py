@@ -8,7 +8,7 @@ from datetime import date
 import httpx
 import pytest
 import yaml
-from dagster import DagsterInstance
+from dagster import DagsterEventType, DagsterInstance, Failure, asset, build_run_status_sensor_context, materialize
 
 from tests.conftest import in_process, write_config
 from tests.pipeline import materialize_for, pipeline, read_warehouse
@@ -18,7 +18,8 @@ from visibility_assets.config import load_config
 from visibility_assets.core.faults import FAULT_CLASS_TAG, class_of_error, is_disk_full
 from visibility_assets.core.partitions import Partition
 from visibility_assets.notify import AlertMessage, notify
-from visibility_assets.operate.failed_runs import report_failed_run
+from visibility_assets.definitions import build_resources
+from visibility_assets.operate.failed_runs import fault_of_failed_run, report_failed_run
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 from visibility_assets.warehouse.lake import lake_settings
@@ -130,3 +131,23 @@ def test_a_full_disk_is_found_anywhere_in_the_chain():
     except RuntimeError as outer:
         assert is_disk_full(outer)
     assert not is_disk_full(ValueError("nope"))
+
+
+@pytest.mark.dagster
+def test_the_run_failure_sensor_classes_a_failed_run_of_the_daemon(visibility_home, config_dir):
+    @asset
+    def refused_by_the_platform():
+        raise Failure(description="qwen 2026-11-09: the platform is down", metadata={"fault_class": "source"})
+
+    instance = DagsterInstance.ephemeral()
+    result = materialize([refused_by_the_platform], instance=instance, raise_on_error=False)
+    run = instance.get_run_by_id(result.run_id)
+    failure = next(e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE)
+    context = build_run_status_sensor_context(
+        sensor_name="fault_of_failed_run", dagster_event=failure, dagster_instance=instance, dagster_run=run,
+        resources=build_resources(load_config())).for_run_failure()
+    fault_of_failed_run(context)
+    assert instance.get_run_by_id(run.run_id).tags[FAULT_CLASS_TAG] == "source"
+    with read_warehouse() as conn:
+        assert conn.execute("SELECT fault_class, detail FROM fault_events").fetchall() == [
+            ("source", "qwen 2026-11-09: the platform is down")]

@@ -209,3 +209,30 @@ def test_bench_replay_reports_no_change_unchanged_and_a_share_with_the_changed_r
     assert result["answers"] == 300 and result["answers_per_s"] > 0
     assert result["diff_share_unchanged"] == 0.0 and 0 < result["diff_share_changed"] < 1
     assert "bench replay" in done.stderr
+
+
+def test_a_replay_reading_more_than_the_limit_otherwise_is_a_rule_fault_told_to_rule_webhooks(
+        warehouse, receiver, monkeypatch):
+    from tests.webhook_receiver import Reply
+    from visibility_assets.cli.replay import tell_replay_faults
+    from visibility_assets.config.events import Notifications, Webhook
+
+    monkeypatch.setenv("TEST_RULES_URL", f"{receiver.base}/rules")
+    monkeypatch.setenv("TEST_BRAND_URL", f"{receiver.base}/brand")
+    receiver.on("/rules", Reply(204, ""))
+    receiver.on("/brand", Reply(204, ""))
+    hooks = (Webhook(name="rules", format="json", url_env="TEST_RULES_URL", classes=("rule",)),
+             Webhook(name="brand", format="json", url_env="TEST_BRAND_URL", classes=("brand",)))
+    config = replace(warehouse, notifications=Notifications(replay_diff_limit=0.05, webhooks=hooks))
+    with read_warehouse() as conn:
+        report = replay(conn, warehouse.catalog, analyzer_factory=cleaner_with(TopRanksAnalyzer))
+    over = {name for name, p in report.platforms.items() if p.tally.diff_share > 0.05}
+    assert over
+    tell_replay_faults(report, config)
+    with read_warehouse() as conn:
+        faults = conn.execute("SELECT platform, fault_class, detail FROM fault_events WHERE kind = 'replay_diff'"
+                              ).fetchall()
+    assert {platform for platform, *_ in faults} == over and {c for _, c, _ in faults} == {"rule"}
+    assert all("read otherwise" in detail for *_, detail in faults)
+    assert sorted(r.json["platform"] for r in receiver.to("/rules")) == sorted(over)
+    assert receiver.to("/brand") == []
