@@ -5,6 +5,7 @@ The data directory is put on a small tmpfs (root only: the machine's CI runs as 
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -33,7 +34,10 @@ def small_disk(tmp_path):
 
 
 def test_a_full_disk_is_said_once_and_the_night_resumes_exactly_once_with_room(tmp_path, small_disk):
-    config = write_config(tmp_path / "config", 1, questions=12, rounds=2)  # the demo starts its own simulators
+    with socket.socket() as free:  # the demo starts its own simulators, on the config's port
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    config = write_config(tmp_path / "config", port, questions=12, rounds=2)
     home = small_disk / "visibility"
     env = {**os.environ, "VISIBILITY_HOME": str(home)}
     env.pop("VISIBILITY_CONFIG_DIR", None)

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from visibility_assets.core.faults import FAULT_CLASSES
+from visibility_assets.notify.message import plain_lines
 from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
 from visibility_assets.warehouse.tables import FAULT_EVENTS
 
@@ -71,10 +72,7 @@ class FaultMessage:
         return facts
 
     def lines(self) -> list[str]:
-        lines = [f"{label}: {value}" for label, value in self.facts()]
-        if self.report_url:
-            lines.append(f"Report: {self.report_url}")
-        return lines
+        return plain_lines(self.facts(), self.report_url)
 
     def fields(self) -> dict[str, Any]:
         return {"date": self.date.isoformat(), "platform": self.platform, "kind": self.kind,

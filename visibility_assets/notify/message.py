@@ -107,11 +107,7 @@ class AlertMessage:
         return facts
 
     def lines(self) -> list[str]:
-        """The message as plain lines, the report link last."""
-        lines = [f"{label}: {value}" for label, value in self.facts()]
-        if self.report_url:
-            lines.append(f"Report: {self.report_url}")
-        return lines
+        return plain_lines(self.facts(), self.report_url)
 
     def fields(self) -> dict[str, Any]:
         """The alert's columns as a flat JSON-ready object (ISO date, no NaN or infinity)."""
@@ -119,6 +115,14 @@ class AlertMessage:
         fields["date"] = self.date.isoformat()
         return {name: None if isinstance(value, float) and not math.isfinite(value) else value
                 for name, value in fields.items()}
+
+
+def plain_lines(facts: list[tuple[str, str]], report_url: str | None) -> list[str]:
+    """A message as plain lines, the report link last."""
+    lines = [f"{label}: {value}" for label, value in facts]
+    if report_url:
+        lines.append(f"Report: {report_url}")
+    return lines
 
 
 def _as_date(value: Any) -> dt.date:
