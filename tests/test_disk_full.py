@@ -51,6 +51,7 @@ def test_a_full_disk_is_said_once_and_the_night_resumes_exactly_once_with_room(t
     said = full.stdout + full.stderr
     assert full.returncode == 1, said
     assert "the disk is full" in said and str(home) in said and "MB free of" in said, said
+    assert "FAILED (downstream fault)" in said  # the disk's, not the platform's
     assert "Traceback" not in said and "sqlalchemy" not in said.lower() and "disk I/O error" not in said, said
 
     subprocess.run(["mount", "-o", "remount,size=400m", str(small_disk)], check=True)

@@ -20,6 +20,7 @@ from visibility_assets.core.partitions import Partition
 from visibility_assets.notify import AlertMessage, notify
 from visibility_assets.definitions import build_resources
 from visibility_assets.operate.failed_runs import fault_of_failed_run, report_failed_run
+from visibility_assets.report.quality import faults_section
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 from visibility_assets.warehouse.lake import lake_settings
@@ -109,6 +110,10 @@ def test_faults_by_class_counts_each_class_of_alert_and_fault_per_day_and_platfo
             for r in warehouse.build("faults_by_class", [Partition(DAY, "qwen")])}
     assert rows == {("qwen", "source"): (0, 1, ["run_failed"]), ("qwen", "rule"): (0, 1, ["replay_diff"]),
                     ("", "downstream"): (0, 1, ["webhook_failed"])}
+    # The report's quality section splits them so, the platform's first.
+    section = faults_section(warehouse.conn, DAY)
+    assert section.index(">source<") < section.index(">rule<") < section.index(">downstream<")
+    assert "replay_diff" in section and "<td>all</td>" in section
 
 
 @pytest.mark.parametrize(("links", "expected"), [
