@@ -17,8 +17,8 @@ from tests.webhook_receiver import Reply
 from visibility_assets.config import load_config
 from visibility_assets.core.faults import FAULT_CLASS_TAG, class_of_error, is_disk_full
 from visibility_assets.core.partitions import Partition
-from visibility_assets.notify import AlertMessage, notify
 from visibility_assets.definitions import build_resources
+from visibility_assets.notify import AlertMessage, notify
 from visibility_assets.operate.failed_runs import fault_of_failed_run, report_failed_run
 from visibility_assets.report.quality import faults_section
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import TextIO, TypeVar
@@ -27,7 +27,7 @@ from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
 
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
-from visibility_assets.core.faults import as_disk_full
+from visibility_assets.core.faults import DISK_FULL, DOWNSTREAM, as_disk_full
 from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.automation import nightly_job
@@ -125,12 +125,43 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     # simulators' addresses, DAGSTER_HOME): each takes the caller's environment and directory.
     request = {"config_dir": str(config_dir), "run_config": run_config, "environment": dict(os.environ),
                "cwd": os.getcwd()}
+    live = _LiveWorkers()
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())}, instance)
-                   for date, platform in keys]
+        futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())}, instance,
+                               live) for date, platform in keys]
         for future in as_completed(futures):
-            on_done(future.result())
+            run = future.result()
+            if not run.success and (run.error or "").startswith(DISK_FULL):
+                live.stop_all()  # nothing can be stored; and a slot a dead worker held is waited for in vain
+            on_done(run)
         return [f.result() for f in futures]
+
+
+class _LiveWorkers:
+    """The worker processes of one materialize_partitions call, so that they can all be stopped."""
+
+    def __init__(self) -> None:
+        self._processes: set = set()
+        self._lock = threading.Lock()
+        self.stopping = False
+
+    def add(self, process) -> bool:
+        with self._lock:
+            if not self.stopping:
+                self._processes.add(process)
+            return not self.stopping
+
+    def remove(self, process) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def stop_all(self) -> None:
+        """SIGTERM (a collection stores what it has), then SIGKILL what has not ended after a while."""
+        with self._lock:
+            self.stopping, processes = True, list(self._processes)
+        for process in processes:
+            process.terminate()
+        threading.Timer(STOP_GRACE_S, lambda: [p.kill() for p in processes if p.is_alive()]).start()
 
 
 def _worker_processes():
@@ -150,25 +181,23 @@ def start_workers() -> None:
     forkserver.ensure_running()
 
 
-def _run_in_worker(date: str, platform: str, request: dict, instance: DagsterInstance) -> PartitionRun:
-    run = _worker_run(date, platform, request)
+def _run_in_worker(date: str, platform: str, request: dict, instance: DagsterInstance,
+                   live: _LiveWorkers) -> PartitionRun:
+    run = _worker_run(date, platform, request, live)
+    if not run.success and live.stopping and not (run.error or "").startswith(DISK_FULL):
+        run = replace(run, error=f"stopped: another partition found that {DISK_FULL}", fault_class=DOWNSTREAM)
     if not run.success:  # a worker that crashed, or whose Dagster storage failed, left its run started
-        stored = _existing_run(instance, request["run_id"])
-        if stored is not None:
-            end_as_failed(instance, stored, run.error or "the run's worker ended without a word")
+        try:
+            stored = instance.get_run_by_id(request["run_id"])
+            if stored is not None:
+                end_as_failed(instance, stored, run.error or "the run's worker ended without a word")
+        except Exception as exc:  # the storage itself may be what failed: the next command ends it
+            if as_disk_full(exc) is None:
+                raise
     return run
 
 
-def _existing_run(instance: DagsterInstance, run_id: str):
-    try:
-        return instance.get_run_by_id(run_id)
-    except Exception as exc:  # noqa: BLE001 - the storage itself may be what failed
-        if as_disk_full(exc) is None:
-            raise
-        return None
-
-
-def _worker_run(date: str, platform: str, request: dict) -> PartitionRun:
+def _worker_run(date: str, platform: str, request: dict, live: _LiveWorkers) -> PartitionRun:
     context = _worker_processes()
     with tempfile.NamedTemporaryFile(prefix="visibility-run-", suffix=".log") as log:
         receiver, sender = context.Pipe(duplex=False)
@@ -176,13 +205,19 @@ def _worker_run(date: str, platform: str, request: dict) -> PartitionRun:
 
         worker = context.Process(target=run_partition, args=(date, platform, request, sender, log.name),
                                  name=f"run {date} {platform}")
+        if live.stopping:
+            return PartitionRun(date, platform, False, "", {}, f"not run: another partition found that {DISK_FULL}",
+                                DOWNSTREAM)
         worker.start()
+        if not live.add(worker):
+            worker.terminate()
         sender.close()
         try:
             outcome = receiver.recv()
         except EOFError:  # the worker died before it could answer
             outcome = None
         worker.join()
+        live.remove(worker)
         if outcome is not None:
             return PartitionRun(**outcome)
         detail = Path(log.name).read_text(encoding="utf-8", errors="replace").strip()[-2000:]

@@ -61,11 +61,14 @@ def class_of_error(names_and_texts: list[tuple[str, str]]) -> str:
     return RULE  # the pipeline's own processing
 
 
+DISK_FULL = "the disk is full"  # how DiskFull's message begins
+
+
 class DiskFull(Exception):
     """A write the disk refused, said once: what was being written, where, and what to do."""
 
     def __init__(self, what: str, path: str | Path):
-        super().__init__(f"the disk is full: {what} could not be written to {path} ({free_space(path)});"
+        super().__init__(f"{DISK_FULL}: {what} could not be written to {path} ({free_space(path)});"
                          " free some space and run again: what was stored before is kept")
         self.what, self.path = what, str(path)
 
