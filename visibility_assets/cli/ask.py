@@ -106,8 +106,10 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
             result = run_in_foreground(lambda: materialize_partition(
                 defs, task.date.isoformat(), task.platform, instance, run_config, {TASK_TAG: task.task_id}, run_id))
     except interrupts.Interrupted as stopped:  # the run did not end in time: ended here
-        end_as_failed(instance, instance.get_run_by_id(run_id), str(stopped))
-        instance.add_run_tags(run_id, {FAULT_CLASS_TAG: DOWNSTREAM})  # the machine's doing, not the platform's
+        run = instance.get_run_by_id(run_id)
+        if run is not None:  # None: stopped before its run was even created
+            end_as_failed(instance, run, str(stopped))
+            instance.add_run_tags(run_id, {FAULT_CLASS_TAG: DOWNSTREAM})  # the machine's doing, not the platform's
         return interrupted(config, warehouse, task.task_id, run_id, stopped.signum, out)
     signum = interrupts.received()
     if signum is not None:
