@@ -142,7 +142,7 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
 def announce_step_retry(run_log: Callable[[str], None], policy: RetryPolicy, retry: int, why: str) -> None:
     """A failed step waits minutes before Dagster tries it again: say when, so that nobody
     takes the silence for a hang."""
-    wait = ((2 ** retry) - 1) * (policy.delay or 0) if policy.backoff is Backoff.EXPONENTIAL else (policy.delay or 0)
+    wait = policy.calculate_delay(retry)  # Dagster's own formula, its jitter included: "about"
     until = datetime.now().astimezone() + timedelta(seconds=wait)
     say(run_log, f"{why}; the step is tried again in about {wait:.0f} s, near {until:%H:%M:%S} (retry {retry} of"
            f" {policy.max_retries}); what it stored is kept", logging.WARNING)
