@@ -90,11 +90,11 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     instance.create_run_for_job(nightly, status=DagsterRunStatus.SUCCESS, tags=partition_tags(day, platforms[-1]))
     request = sensor(build_sensor_context(instance=instance))
     assert isinstance(request, RunRequest) and request.run_key == f"report-{day}"
-    # The report job makes the SQL views (and runs their tests over all history), then the report.
+    # The report job makes the SQL views and runs their tests, then the report and the lake maintenance.
     assert defs.resolve_job_def("report_job").asset_layer.selected_asset_keys == {
-        AssetKey("visibility_report"), *(AssetKey(name) for name in
+        AssetKey("visibility_report"), AssetKey("lake_maintenance"), *(AssetKey(name) for name in
                                          ("stg_samples", "stg_brand_results", "stg_judge_verdicts",
-                                          "int_partition_requests", "int_brand_results", "mention_metrics",
+                                          "int_brand_results", "mention_metrics",
                                           "visibility_alerts", "sentiment_agreement", "stg_mention_cues",
                                           "brand_claims", "untracked_brands", "top_search_queries", "faults_by_class"))}
 

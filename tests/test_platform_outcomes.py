@@ -48,9 +48,9 @@ def test_web_search_sources_search_use_and_costs_as_each_platform_gives_them(vis
     config = load_config()
     repository = pipeline().get_repository_def()
     assets = list({id(a): a for a in repository.assets_defs_by_key.values()}.values())
-    # The raw answers and the cost model that reads them: not the whole nightly chain.
+    # The raw answers and the cost models that read them: not the whole nightly chain.
     selection = [key for key in repository.assets_defs_by_key
-                 if key.path[-1] in ("raw_ai_responses", "collection_costs")]
+                 if key.path[-1] in ("raw_ai_responses", "int_partition_requests", "collection_costs")]
     for platform in config.platform_names:
         run = materialize(assets, selection=selection, partition_key=partition_key(DAY, platform),
                           instance=DagsterInstance.ephemeral(), tags=partition_tags(DAY, platform))

@@ -22,7 +22,7 @@ from visibility_assets.judge.defs import build_judge_verdicts
 from visibility_assets.measure.defs import build_sql_assets
 from visibility_assets.measure.project import load_project
 from visibility_assets.notify.defs import build_alert_notifications
-from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor, weekly_maintenance
+from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor
 from visibility_assets.operate.failed_runs import fault_of_failed_run
 from visibility_assets.operate.instance import batch_event_writes
 from visibility_assets.report.defs import build_report_sensor, visibility_report
@@ -48,7 +48,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             lake_maintenance,
         ],
         jobs=list(JOBS),
-        schedules=[build_nightly_schedule(config.platform_names), weekly_maintenance],
+        schedules=[build_nightly_schedule(config.platform_names)],
         sensors=[catalog_change_sensor, collection_task_sensor, build_report_sensor(config.platform_names),
                  fault_of_failed_run],
         resources=build_resources(config),

@@ -1,21 +1,27 @@
--- kind: view
+-- kind: incremental
 -- grain: date, platform
--- What collecting each partition took, from the collection tables: one row per partition any of
--- them holds, each figure null where its table holds nothing of the partition (answers
--- collected before requests were kept, a partition no task asked for). collection_costs and
--- fct_collection_quality read it for their run's partitions. A view, not a table: a
--- re-analysis run builds the quality panel again without collecting, and reads what the
--- collection tables hold then.
-WITH requests AS (
+-- What collecting each partition took, from the collection tables: one row per partition of the
+-- run that any of them holds, each figure null where its table holds nothing of the partition
+-- (answers collected before requests were kept, a partition no task asked for). collection_costs
+-- and fct_collection_quality read it. Built for the run's partitions only (a night reads its
+-- own day of the collection tables, whatever the history); a re-analysis run builds it again
+-- from what the collection tables hold then.
+WITH run_requests AS (
+    SELECT * FROM {{ ref('stg_requests') }} SEMI JOIN {{ run_partitions }} USING (date, platform)
+),
+run_attempts AS (
+    SELECT * FROM {{ ref('stg_http_attempts') }} SEMI JOIN {{ run_partitions }} USING (date, platform)
+),
+requests AS (
     SELECT date, platform, count(*) AS requests, count(*) FILTER (state = 'succeeded') AS succeeded_requests,
            sum(attempts) AS http_attempts, sum(greatest(attempts - 1, 0)) AS retries
-    FROM {{ ref('stg_requests') }}
+    FROM run_requests
     GROUP BY ALL
 ),
 bodies AS (
     SELECT date, platform, count(*) FILTER (http_status = 200) AS ok_bodies,
            count(*) FILTER (http_status = 200 AND error_class = 'malformed') AS malformed_bodies
-    FROM {{ ref('stg_http_attempts') }}
+    FROM run_attempts
     GROUP BY ALL
 ),
 answers AS (
@@ -36,18 +42,20 @@ answers AS (
         max(currency) AS currency,
         max(received_at) AS last_received_at
     FROM {{ ref('stg_responses') }}
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY ALL
 ),
 runs AS (
     SELECT date, platform, count(*) AS collection_runs, sum(skipped_done) AS skipped_already_done
     FROM {{ ref('stg_collection_runs') }}
+    SEMI JOIN {{ run_partitions }} USING (date, platform)
     GROUP BY ALL
 ),
 task_waits AS (  -- an event-driven task planned to its first request sent
     SELECT t.date, t.platform, t.task_id, date_part('epoch', min(a.started_at) - t.created_at) AS wait_s
     FROM {{ ref('stg_collection_tasks') }} AS t
-    JOIN {{ ref('stg_requests') }} AS r ON r.task_id = t.task_id
-    JOIN {{ ref('stg_http_attempts') }} AS a
+    JOIN run_requests AS r ON r.task_id = t.task_id AND r.date = t.date AND r.platform = t.platform
+    JOIN run_attempts AS a
       ON a.request_key = r.request_key AND a.date = r.date AND a.platform = r.platform
     GROUP BY t.date, t.platform, t.task_id, t.created_at
 ),

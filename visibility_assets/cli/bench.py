@@ -61,6 +61,11 @@ def add_parser(commands) -> None:
     night.add_argument("--scale", type=positive_int, default=10,
                        help="questions x N, rate and concurrency x N/2 (1: the demo itself)")
     night.set_defaults(handler=run_night)
+    history = benches.add_parser("history", help="N nights of history as nightly runs write them; the first and last"
+                                                 " night, every view, the alias backfill and the storage on it")
+    history.add_argument("--days", type=positive_int, default=365)
+    history.add_argument("--samples", type=positive_int, default=15, help="requests per view and endpoint")
+    history.set_defaults(handler=run_history)
     every = benches.add_parser("all", help="every benchmark at a size of a few minutes: one JSON object of ratios")
     every.set_defaults(handler=run_all)
 
@@ -109,6 +114,11 @@ def run_replay(args) -> int:
 def run_night(args) -> int:
     from visibility_assets.tools.bench.night import run_night_bench
     return _print(run_night_bench(args.scale))
+
+
+def run_history(args) -> int:
+    from visibility_assets.tools.bench.history import run_history_bench
+    return _print(run_history_bench(args.days, args.samples))
 
 
 def run_all(args) -> int:

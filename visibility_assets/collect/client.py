@@ -259,14 +259,21 @@ class ChatClient:
                              parse_retry_after(response.headers), code)
 
     def _answer(self, normalized: NormalizedAnswer, payload_json: str, attempt: Attempt) -> Answer:
-        normalized.text, normalized.reasoning_text = self.scrub(normalized.text), self.scrub(normalized.reasoning_text)
-        payload_json = self.scrub(payload_json)
-        normalized.citations = with_text_citations(normalized.citations, normalized.text)
-        usage = normalized.usage
-        attempt.prompt_tokens, attempt.completion_tokens = usage.prompt_tokens, usage.completion_tokens
-        attempt.total_tokens = usage.total_tokens
-        cost = request_cost(self.price, usage, normalized.search_used, attempt.finished_at)
-        return Answer(normalized, payload_json, attempt, cost, self.price.currency if self.price else None)
+        return priced_answer(normalized, payload_json, attempt, self.price, self.scrub)
+
+
+def priced_answer(normalized: NormalizedAnswer, payload_json: str, attempt: Attempt, price: Price | None,
+                  scrub: SecretScrubber) -> Answer:
+    """A platform's answer as it is stored: secrets scrubbed, the text's own citations added, its
+    tokens on the attempt, and its cost at the price of the moment it arrived."""
+    normalized.text, normalized.reasoning_text = scrub(normalized.text), scrub(normalized.reasoning_text)
+    payload_json = scrub(payload_json)
+    normalized.citations = with_text_citations(normalized.citations, normalized.text)
+    usage = normalized.usage
+    attempt.prompt_tokens, attempt.completion_tokens = usage.prompt_tokens, usage.completion_tokens
+    attempt.total_tokens = usage.total_tokens
+    cost = request_cost(price, usage, normalized.search_used, attempt.finished_at)
+    return Answer(normalized, payload_json, attempt, cost, price.currency if price else None)
 
 
 def _seconds_left(deadline: float | None) -> float:

@@ -91,7 +91,7 @@ class CollectionJournal:
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         """One transaction, started over on a commit conflict or a busy catalog."""
-        return write_with_retry(self.settings, work)[0]
+        return write_with_retry(self.settings, work, snapshot=False)[0]
 
     def register_plan(self, planned: Sequence[PlannedRequest]) -> None:
         """Add requests not seen before; deferred ones become pending again."""

@@ -23,6 +23,8 @@ class RetentionSettings(_Entry):
     journals_days: Count = Field(default=400, ge=0, le=36500)
     # The judge's replies and requests in its journal (judge:<platform>); judge_calls and the verdicts stay.
     judge_replies_days: Count = Field(default=180, ge=0, le=36500)
+    # The lake's snapshots: how far back `visibility sql --as-of` reaches, and a deleted row with it.
+    snapshots_days: Count = Field(default=7, ge=0, le=3650)
 
 
 class RetentionFile(_Entry):

@@ -17,7 +17,18 @@ import duckdb
 from visibility_assets.core.partitions import Partition
 from visibility_assets.measure.project import Model, ModelTest, SqlProject
 from visibility_assets.measure.sources import ensure_sources
-from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, RUN_PARTITIONS, bind, existing_tables, fill_run_partitions
+from visibility_assets.warehouse import schema_cache
+from visibility_assets.warehouse.db import (
+    IN_RUN_PARTITIONS,
+    RUN_PARTITIONS,
+    bind,
+    existing_tables,
+    fill_run_partitions,
+    has_tables,
+)
+
+
+BUILT_ROWS = "built_rows"  # a temporary table: an incremental model's rows of the run, before they are written
 
 
 class Warehouse(Protocol):
@@ -56,9 +67,11 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         create_macros(conn, project)
         built = {}
         for model in models:
-            # A view is current already: ensure_views made or replaced it in the first transaction.
-            rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id, table_ready=True)
-            built[model.name] = rows, failing_counts(conn, model, partitions)
+            if model.kind == "incremental" and partitions:
+                built[model.name] = build_partitions(conn, model, partitions, run_id)
+            else:  # a view is current already: ensure_views made or replaced it in the first transaction
+                rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
+                built[model.name] = rows, failing_counts(conn, model, partitions)
         return built
 
     warehouse.write(prepare)
@@ -82,9 +95,12 @@ class UpstreamMissing(Exception):
 
 def refuse_missing_tables(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model) -> None:
     """Refuse clearly when a table the model reads was never built."""
+    read = [name for name in project.upstream_assets(model)
+            if name in project.models and project.models[name].kind != "view"]
+    if has_tables(conn, *read):
+        return
     present = existing_tables(conn)
-    tables = [name for name in project.upstream_assets(model)
-              if name in project.models and project.models[name].kind != "view" and name not in present]
+    tables = [name for name in read if name not in present]
     if tables:
         raise UpstreamMissing(f"{model.name} reads {', '.join(tables)}, never built in this warehouse:"
                               f" materialize {'it' if len(tables) == 1 else 'them'} first, or include"
@@ -98,16 +114,21 @@ def ensure_views(conn: duckdb.DuckDBPyConnection, project: SqlProject, run_id: s
     the report, the workspace and `visibility sql`, without waiting for the view assets' run.
     `definitions`: view_definition_ids of the project. Returns the views left to make: those
     over a table that does not exist yet."""
+    facts = {name: "view " + name + " " + definition for name, definition in definitions.items()}
+    if all(schema_cache.knows(conn, fact) for fact in facts.values()):
+        return []
     present, made = existing_tables(conn), view_definitions(conn)
     pending = []
     for name, definition in definitions.items():
         if made.get(name) == definition:
+            schema_cache.learn(conn, facts[name])
             continue
         view = project.models[name]
         reads = [name for name in project.upstream_assets(view) if name in project.models]
         if all(name in present for name in reads):
             build_model(conn, view, [], run_id)
             present.add(view.name)
+            schema_cache.learn(conn, facts[name])
         else:
             pending.append(name)
     return pending
@@ -144,21 +165,33 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
     if model.kind == "table":
         conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, bind(body, {"run_id": run_id}))
         return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
-    if not partitions:
-        return 0
+    return build_partitions(conn, model, partitions, run_id, table_ready)[0] if partitions else 0
+
+
+def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition], run_id: str,
+                     table_ready: bool = True) -> tuple[int, dict[str, int]]:
+    """An incremental model's rows of the run's partitions replaced, and its tests' failing rows
+    among them: the rows are built into a temporary table first, tested there and then
+    inserted, so that the tests read no lake table (each read of one costs a catalog query).
+    Returns the rows written and each test's failing rows."""
+    ensure_sources(conn, model.sources)
+    body = model.compiled()
     fill_run_partitions(conn, partitions)
     runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
     if not table_ready:
         _create_or_widen(conn, model, body, runs[0])
-    conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     if model.set_based:
         # One statement for the whole run; rows outside the run's partitions are not its to write.
-        # It returns the count of rows it inserted: all the run's partitions hold.
-        return conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM (" + body + ") SEMI JOIN "
-                            + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0])).fetchone()[0]
-    # One prepared INSERT executed once per partition, each with its own $date and $platform.
-    conn.executemany("INSERT INTO " + model.name + " BY NAME " + body, [bind(body, r) for r in runs])
-    return conn.execute("SELECT count(*) FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()[0][0]
+        conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") SEMI JOIN "
+                     + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0]))
+    else:  # one prepared INSERT executed once per partition, each with its own $date and $platform
+        conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") WHERE false",
+                     bind(body, runs[0]))
+        conn.executemany("INSERT INTO " + BUILT_ROWS + " BY NAME " + body, [bind(body, r) for r in runs])
+    conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
+    conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM " + BUILT_ROWS)
+    rows = conn.execute("SELECT count(*) FROM " + BUILT_ROWS).fetchone()[0]
+    return rows, _failing_counts_of(conn, model, BUILT_ROWS)
 
 
 def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
@@ -176,12 +209,18 @@ def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seq
 
 def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
     """Create the table from the model's columns, or append the ones its SQL added (each way
-    DuckDB plans the model once)."""
-    if model.name not in existing_tables(conn):
+    DuckDB plans the model once); nothing to do once this process has seen it so."""
+    fact = "model " + model.name + " " + hashlib.sha256(body.encode()).hexdigest()[:16]
+    if schema_cache.knows(conn, fact):
+        return False
+    added = False
+    if not has_tables(conn, model.name):
         conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
                      bind(body, params))
-        return False
-    return _append_new_columns(conn, model, body, params)
+    else:
+        added = _append_new_columns(conn, model, body, params)
+    schema_cache.learn(conn, fact, "exists " + model.name)
+    return added
 
 
 def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
@@ -208,6 +247,10 @@ def failing_counts(conn: duckdb.DuckDBPyConnection, model: Model,
                    partitions: Sequence[Partition] | None = None) -> dict[str, int]:
     """failing_rows of every test of the model in one statement that reads its rows once: a
     query on the lake costs ~15 ms before it reads anything, and the models have ~50 tests."""
+    return _failing_counts_of(conn, model, _tested_rows(conn, model, partitions))
+
+
+def _failing_counts_of(conn: duckdb.DuckDBPyConnection, model: Model, relation: str) -> dict[str, int]:
     if not model.tests:
         return {}
     counts, params = [], {}
@@ -215,7 +258,7 @@ def failing_counts(conn: duckdb.DuckDBPyConnection, model: Model,
         sql, values = _test_query(test, "tested", f"values_{index}")
         counts.append("(" + sql + ")")
         params.update(values)
-    sql = ("WITH tested AS MATERIALIZED (SELECT * FROM " + _tested_rows(conn, model, partitions) + ") SELECT "
+    sql = ("WITH tested AS MATERIALIZED (SELECT * FROM " + relation + ") SELECT "
            + ", ".join(counts))
     row = conn.execute(sql, bind(sql, params)).fetchone()
     return {test.name: count for test, count in zip(model.tests, row)}

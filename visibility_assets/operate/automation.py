@@ -13,7 +13,6 @@ import duckdb
 from dagster import (
     AssetSelection,
     RunRequest,
-    ScheduleDefinition,
     ScheduleEvaluationContext,
     SensorEvaluationContext,
     SensorResult,
@@ -52,26 +51,31 @@ nightly_job = define_asset_job(
     description="One platform's day: raw answers, cleaned samples, metrics and alerts.",
 )
 
-# Re-analysis after brands.yaml changed: everything downstream of the raw answers, never them.
+# Re-analysis after brands.yaml changed: everything downstream of the cleaned samples, and the
+# models those read that are built from the collection tables (int_partition_requests), never the
+# raw answers nor the catalog (catalog_job loads it first).
+REANALYSED = AssetSelection.keys("cleaned_samples").downstream() - REPORT - SQL_VIEWS
 reanalysis_job = define_asset_job(
     REANALYSIS_JOB,
-    selection=AssetSelection.keys("cleaned_samples").downstream() - REPORT - SQL_VIEWS,
+    selection=REANALYSED.upstream() - AssetSelection.keys("raw_ai_responses", "brand_catalog").upstream()
+    - REPORT - SQL_VIEWS,
     description="Cleaned samples, metrics and alerts built again from stored answers; asks no platform.",
 )
 
 catalog_job = define_asset_job(CATALOG_JOB, selection=AssetSelection.keys("brand_catalog"),
                                description="brands.yaml loaded into the warehouse.")
 
-report_job = define_asset_job(REPORT_JOB, selection=SQL_VIEWS | REPORT,
-                              description="The SQL views and their tests, then the HTML report of the latest day"
-                                          " with metrics.")
+MAINTENANCE = AssetSelection.keys("lake_maintenance")
 
-maintenance_job = define_asset_job(MAINTENANCE_JOB, selection=AssetSelection.keys("lake_maintenance"),
-                                   description="The weekly lake maintenance.")
+# After every platform's night (report/defs.py's sensor): the views, the report, and the lake
+# merged and its snapshots expired, so that the next night, the pages and a backfill read a
+# compact lake whatever the history.
+report_job = define_asset_job(REPORT_JOB, selection=SQL_VIEWS | REPORT | MAINTENANCE,
+                              description="After the night: the SQL views and their tests, the HTML report of the"
+                                          " latest day with metrics, and the lake maintenance.")
 
-weekly_maintenance = ScheduleDefinition(
-    name="weekly_lake_maintenance", job=maintenance_job, cron_schedule="30 7 * * 0", execution_timezone=TIMEZONE,
-    description="Sundays 07:30 Asia/Shanghai, after the night's collection has ended.")
+maintenance_job = define_asset_job(MAINTENANCE_JOB, selection=MAINTENANCE,
+                                   description="The lake maintenance alone (the after-night job runs it too).")
 
 JOBS = (nightly_job, reanalysis_job, catalog_job, report_job, maintenance_job)
 

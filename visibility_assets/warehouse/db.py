@@ -7,6 +7,7 @@ from contextlib import contextmanager
 import duckdb
 
 from visibility_assets.core.partitions import Partition
+from visibility_assets.warehouse import schema_cache
 from visibility_assets.warehouse.schema import Table, column_ddl
 
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -41,7 +42,11 @@ def fill_run_partitions(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Pa
 
 
 def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
-    """Create the table, or add the columns a newer schema has (optional ones: older rows get NULL)."""
+    """Create the table, or add the columns a newer schema has (optional ones: older rows get NULL);
+    nothing to ask once this process has seen it with them (schema_cache.py)."""
+    fact = table_fact(table)
+    if schema_cache.knows(conn, fact):
+        return
     conn.execute(table.ddl())
     present = {name for (name,) in conn.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database()"
@@ -49,6 +54,12 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     for field in table.fields:
         if field.name not in present:
             conn.execute("ALTER TABLE " + table.name + " ADD COLUMN " + column_ddl(field))
+    schema_cache.learn(conn, fact, "exists " + table.name)
+
+
+def table_fact(table: Table) -> str:
+    """What schema_cache records once the table is seen with every column of its schema."""
+    return "table " + table.name + " " + ",".join(table.columns)
 
 
 def insert_batch(conn: duckdb.DuckDBPyConnection, table: Table, batch) -> None:
@@ -61,6 +72,16 @@ def insert_batch(conn: duckdb.DuckDBPyConnection, table: Table, batch) -> None:
 
 
 def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
-    return {name for (name,) in conn.execute(
+    """The tables and views of the lake now."""
+    names = {name for (name,) in conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
         " AND table_schema = current_schema()").fetchall()}
+    schema_cache.learn(conn, *("exists " + name for name in names))
+    return names
+
+
+def has_tables(conn: duckdb.DuckDBPyConnection, *names: str) -> bool:
+    """Whether the lake has all these tables (or views): asked of the catalog until they are seen."""
+    if all(schema_cache.knows(conn, "exists " + name) for name in names):
+        return True
+    return set(names) <= existing_tables(conn)

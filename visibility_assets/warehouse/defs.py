@@ -1,5 +1,5 @@
-"""The weekly lake maintenance as an asset (figures in the metadata); its job and schedule
-are in operate/automation.py."""
+"""The lake maintenance as an asset (figures in the metadata): the after-night job runs it once
+every platform's night has ended (operate/automation.py)."""
 
 from datetime import timedelta
 
@@ -13,8 +13,9 @@ from visibility_assets.warehouse.resource import WarehouseResource
 
 
 class MaintenanceConfig(Config):
-    snapshot_retention_days: int = Field(
-        default=7, ge=0, le=3650, description="snapshots (time travel, --as-of) older than this expire")
+    snapshot_retention_days: int | None = Field(
+        default=None, ge=0, le=3650,
+        description="snapshots (time travel, --as-of) older than this expire; none: retention.yaml's snapshots_days")
     raw_retention_days: int | None = Field(
         default=None, ge=1, le=36500,
         description="raw answers of days older than this are deleted; none: retention.yaml's raw_answers_days")
@@ -34,6 +35,6 @@ def lake_maintenance(context: AssetExecutionContext, config: MaintenanceConfig,
     retention = visibility_config.load().retention
     if config.raw_retention_days is not None:  # this run's own, over retention.yaml's
         retention = retention.model_copy(update={"raw_answers_days": config.raw_retention_days})
-    figures = maintain(warehouse.settings(), today, config.snapshot_retention_days, retention)
+    figures = maintain(warehouse.settings(), today, retention, config.snapshot_retention_days)
     context.log.info(f"lake maintenance: {figures.files_before} files -> {figures.files_after}")
     return MaterializeResult(metadata=figures.as_metadata())

@@ -30,6 +30,7 @@ import duckdb
 from visibility_assets.core.faults import DiskFull, writing
 from visibility_assets.core.paths import data_dir
 from visibility_assets.core.retry import backoff_s
+from visibility_assets.warehouse import schema_cache
 
 CATALOG_ENV = "VISIBILITY_WAREHOUSE"
 DATA_ENV = "VISIBILITY_WAREHOUSE_DATA"
@@ -269,6 +270,7 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
     try:
         for statement in attach_statements(settings, read_only, as_of):
             conn.execute(statement)
+        schema_cache.mark_engine(conn)
     except duckdb.Error as exc:
         conn.close()
         if "does not match existing data path" in str(exc):
@@ -300,9 +302,10 @@ def is_retryable(exc: BaseException) -> bool:
 
 def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConnection], T],
                      attempts: int = WRITE_ATTEMPTS, base_delay_s: float = 0.05,
-                     max_delay_s: float = 2.0) -> tuple[T, int]:
+                     max_delay_s: float = 2.0, snapshot: bool = True) -> tuple[T, int | None]:
     """Run `work` in one transaction on a fresh connection; on a commit conflict, start over.
-    Returns its result and the snapshot the commit made.
+    Returns its result and the snapshot the commit made (None unless `snapshot`: asking costs a
+    catalog query, which a journal checkpoint has no use for).
 
     A statement that fails for another reason can leave the lake's catalog connection in a state
     that blocks the next one, so it discards the process's DuckDB before it is raised.
@@ -318,8 +321,9 @@ def write_with_retry(settings: LakeSettings, work: Callable[[duckdb.DuckDBPyConn
                 conn.execute("BEGIN TRANSACTION")
                 result = work(conn)
                 conn.execute("COMMIT")
-                return result, last_committed_snapshot(conn)
+                return result, last_committed_snapshot(conn) if snapshot else None
         except (duckdb.Error, DiskFull) as exc:
+            schema_cache.forget_everything()
             if conn is not None:
                 conn.close()
             if not is_retryable(exc):

@@ -1,7 +1,8 @@
-"""`visibility bench serve`: the workspace over the warehouse `bench metrics` builds (D days x
-6 platforms, 200 answers a partition, with their texts, matches and attempts added), served by
-`visibility serve` in its own process: the server time (its Server-Timing header) of each view
-and API endpoint, p50 and p95 over varied filters; then C clients at once for S seconds."""
+"""`visibility bench serve`: the workspace over D nights of the example config written the way
+nightly runs write them (history_nights.py: each partition's commits, the maintenance on its
+schedule; never compacted by hand), served by `visibility serve` in its own process: the server
+time (its Server-Timing header) of each view and API endpoint, p50 and p95 over varied filters;
+then C clients at once for S seconds."""
 
 from __future__ import annotations
 
@@ -16,106 +17,74 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import httpx
-import yaml
 
 from visibility_assets.tools.bench import LAST_DAY, scratch_home
-from visibility_assets.tools.bench.metrics import BRANDS_PER_CATEGORY, CATEGORIES, build_metrics_warehouse
-from visibility_assets.tools.simulator.answers import KNOWN_PLATFORMS
 
 USER, PASSWORD = "bench", "bench password"
 VIEWS = ("overview", "competitors", "questions", "answers", "sources", "alerts")
 
-# The answers behind the synthetic brand results: a text naming each brand it names, its alias
-# matches at their places, one HTTP attempt each.
-ANSWER_TEXTS = """
-INSERT INTO raw_ai_responses BY NAME
-SELECT s.request_key, s.date, s.platform, s.question_id, '问题 ' || s.question_id AS question_text, s.category,
-       'RECOMMEND' AS scene, s.round, 'bench-model' AS model, '{}' AS params_json, 'bench' AS prompt_hash,
-       1 AS attempt, 'bench' AS run_id,
-       '以下是几个值得考虑的选择：' || chr(10) || coalesce(string_agg('1. **' || b.brand || '**：功能完整，价格适中。',
-           chr(10) ORDER BY b.brand), '暂无推荐。') AS answer_text,
-       '{}' AS payload_json, md5(s.request_key) AS content_hash, 800.0 AS latency_ms, now() AS received_at,
-       'answered' AS outcome, 'stop' AS finish_reason
-FROM cleaned_samples AS s
-LEFT JOIN sample_brand_results AS b ON b.request_key = s.request_key AND b.mentioned
-GROUP BY ALL
-ORDER BY s.date, s.platform  -- as nightly runs append them: partition after partition
-"""
-MATCHES = """
-INSERT INTO entity_matches BY NAME
-SELECT b.request_key, b.date, b.platform, b.brand, b.category AS brand_category, b.brand AS alias,
-       strpos(r.answer_text, b.brand) - 1 AS start_pos, strpos(r.answer_text, b.brand) - 1 + length(b.brand) AS end_pos,
-       b.brand AS matched_text, true AS accepted, 'accepted' AS rule
-FROM sample_brand_results AS b JOIN raw_ai_responses AS r USING (request_key)
-WHERE b.mentioned
-ORDER BY b.date, b.platform
-"""
-ATTEMPTS = """
-INSERT INTO http_attempts BY NAME
-SELECT request_key, 1 AS attempt, 'bench' AS run_id, date, platform, received_at AS started_at,
-       received_at AS finished_at, 200 AS http_status, 800.0 AS latency_ms
-FROM raw_ai_responses
-ORDER BY date, platform
-"""
-
 
 def run_serve_bench(days: int = 90, clients: int = 50, duration_s: float = 60.0, samples: int = 30,
                     workers: int = 2, progress=lambda message: print(message, file=sys.stderr)) -> dict:
-    names = KNOWN_PLATFORMS[:6]
+    from visibility_assets.config import load_config
+    from visibility_assets.tools.bench.history import fill_nights, history_config, storage_sizes
+
     with scratch_home("bench-serve-") as home:
-        config_dir = _bench_config(Path(home) / "config", names)
+        config_dir = history_config(Path(home) / "config")
         os.environ["VISIBILITY_CONFIG_DIR"] = str(config_dir)
-        built = build_metrics_warehouse(days, names, 200, "sqlite", progress)
-        _add_answer_texts()
-        from visibility_assets.serve.accounts import Accounts
-        Accounts.under(Path(home)).add(USER, "analyst", PASSWORD)
-        progress(f"bench serve: {built['answers']} answers; starting visibility serve ({workers} workers)")
-        with running_workspace([*SERVE, "--workers", str(workers)]) as base:
-            cookies = _log_in(base)
-            requests = _requests(days, names)
+        config = load_config(config_dir)
+        first = LAST_DAY - timedelta(days=days - 1)
+        _load_catalog(config)
+        filled = fill_nights(config, [first + timedelta(days=i) for i in range(days)], progress)
+        sizes = storage_sizes()
+        progress(f"bench serve: {days} nights written ({filled['wall_s']} s), {sizes};"
+                 f" starting visibility serve ({workers} workers)")
+        with logged_in_workspace(Path(home), workers) as (base, cookies):
+            requests = view_requests(config, first, LAST_DAY)
             per_endpoint = _per_endpoint(base, cookies, requests, samples)
             progress(f"bench serve: {clients} clients for {duration_s:.0f} s")
             load = asyncio.run(_load(base, cookies, requests, clients, duration_s))
     slowest = max(per_endpoint.values(), key=lambda e: e["p95_ms"])
-    return {"days": days, "platforms": len(names), "answers": built["answers"], "workers": workers,
-            "endpoints": per_endpoint, "max_p95_ms": slowest["p95_ms"],
+    return {"days": days, "platforms": len(config.platforms), "answers": filled["answers"], "workers": workers,
+            **sizes, "endpoints": per_endpoint, "max_p95_ms": slowest["p95_ms"],
             "views_under_300ms_p95": all(e["p95_ms"] < 300 for e in per_endpoint.values()),
             "load": load,
-            "definition": "server time: the Server-Timing header (app;dur), from the request reaching the app to its"
-                          f" answer starting; p50/p95 over {samples} requests per endpoint with varied brands,"
-                          " periods and platforms, one at a time. load: C clients at once, each a logged-in session"
-                          " asking a random view or endpoint; errors: any answer but 200, or no answer"}
+            "definition": "D nights of the example config written as nightly runs write them (no compaction but"
+                          " the shipped maintenance's); server time: the Server-Timing header (app;dur), from the"
+                          " request reaching the app to its answer starting; p50/p95 over"
+                          f" {samples} requests per endpoint with varied brands, periods (1, 7, 30 days) and"
+                          " platforms, one at a time. load: C clients at once, each a logged-in session asking a"
+                          " random view or endpoint; errors: any answer but 200, or no answer"}
 
 
-def _bench_config(directory: Path, platforms: tuple[str, ...]) -> Path:
-    from visibility_assets.config.loading import EXAMPLE_CONFIG_DIR
-    directory.mkdir(parents=True)
-    brands = [{"name": f"{c}-brand-{b}", "category": c, "aliases": [f"{c}-brand-{b}"], **({"own": True} if i == 0 else {})}
-              for i, (c, b) in enumerate((c, b) for c in CATEGORIES for b in range(BRANDS_PER_CATEGORY))]
-    questions = [{"id": f"q{i}", "text": f"问题 q{i}", "category": CATEGORIES[i % len(CATEGORIES)]} for i in range(45)]
-    example = yaml.safe_load((EXAMPLE_CONFIG_DIR / "platforms.yaml").read_text(encoding="utf-8"))
-    chosen = [p for p in example["platforms"] if p["name"] in platforms]
-    for name, content in (("brands.yaml", {"brands": brands}), ("questions.yaml", {"questions": questions}),
-                          ("platforms.yaml", {"platforms": chosen})):
-        (directory / name).write_text(yaml.safe_dump(content, allow_unicode=True), encoding="utf-8")
-    return directory
+def serve_views(home: Path, config, first: date, last: date, samples: int, workers: int = 2) -> dict:
+    """Each view's and API endpoint's server time over the warehouse of the data directory `home`."""
+    with logged_in_workspace(home, workers) as (base, cookies):
+        return _per_endpoint(base, cookies, view_requests(config, first, last), samples)
 
 
-def _add_answer_texts() -> None:
-    from visibility_assets.warehouse.db import ensure_table
-    from visibility_assets.warehouse.lake import lake_settings, write_with_retry
-    from visibility_assets.warehouse.tables import ENTITY_MATCHES, HTTP_ATTEMPTS, RAW_AI_RESPONSES, SAMPLE_CITATIONS
+def _load_catalog(config) -> None:
+    """brands.yaml into the warehouse, as the first night's catalog run does."""
+    from visibility_assets.definitions import build_definitions
+    from visibility_assets.operate.automation import catalog_job
+    from visibility_assets.operate.instance import get_instance
+    from visibility_assets.runs import run_job
 
-    def add(conn) -> None:
-        for table in (RAW_AI_RESPONSES, ENTITY_MATCHES, HTTP_ATTEMPTS, SAMPLE_CITATIONS):
-            ensure_table(conn, table)
-        for statement in (ANSWER_TEXTS, MATCHES, ATTEMPTS):
-            conn.execute(statement)
-    write_with_retry(lake_settings(), add)
+    if not run_job(build_definitions(config), catalog_job.name, get_instance()).success:
+        raise RuntimeError("bench serve: the brand catalog did not load")
+
+
+@contextmanager
+def logged_in_workspace(home: Path, workers: int) -> Iterator[tuple[str, httpx.Cookies]]:
+    from visibility_assets.serve.accounts import Accounts
+
+    Accounts.under(home).add(USER, "analyst", PASSWORD)
+    with running_workspace([*SERVE, "--workers", str(workers)]) as base:
+        yield base, _log_in(base)
 
 
 @contextmanager
@@ -160,19 +129,20 @@ def _log_in(base: str) -> httpx.Cookies:
         return client.cookies
 
 
-def _requests(days: int, platforms: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(endpoint, URL) pairs over varied filters: brands, periods of 1, 7 and 30 days, one or
-    all platforms."""
+def view_requests(config, first: date, last: date) -> list[tuple[str, str]]:
+    """(endpoint, URL) pairs over varied filters: the config's brands, periods of 1, 7 and 30
+    days ending anywhere in first..last, one or all platforms."""
     rng = random.Random(7)
+    brands, platforms = [b.name for b in config.brands], list(config.platform_names)
+    span = (last - first).days + 1
     urls = []
     for view in VIEWS:
         for prefix in ("/", "/api/"):
             for _ in range(40):
-                brand = f"{rng.choice(CATEGORIES)}-brand-{rng.randrange(BRANDS_PER_CATEGORY)}"
-                length = rng.choice((1, 7, 30))
-                end = LAST_DAY - timedelta(days=rng.randrange(max(1, days - length)))
+                length = min(span, rng.choice((1, 7, 30)))
+                end = last - timedelta(days=rng.randrange(max(1, span - length + 1)))
+                query = f"brand={rng.choice(brands)}&from={end - timedelta(days=length - 1)}&to={end}"
                 platform = rng.choice(("", rng.choice(platforms)))
-                query = f"brand={brand}&from={end - timedelta(days=length - 1)}&to={end}"
                 if platform:
                     query += f"&platform={platform}"
                 if view == "answers":
