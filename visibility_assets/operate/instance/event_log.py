@@ -43,6 +43,7 @@ PLANNED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
 # does more, and stays single.
 BATCHED_KINDS = frozenset({DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION, PLANNED})
 POOL_CLAIM_INTERVAL_S = 1.0
+RUN_ENDED = frozenset({DagsterEventType.RUN_SUCCESS, DagsterEventType.RUN_FAILURE, DagsterEventType.RUN_CANCELED})
 # Engines kept for run shards: a long-lived webserver reads many runs; writers use one or two.
 MAX_RUN_SHARD_ENGINES = 16
 
@@ -91,6 +92,16 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
         backoff grows to 15 s, which left the judge's platform idle between the runs' judge steps."""
         status = super().check_concurrency_claim(concurrency_key, run_id, step_key)
         return status.with_sleep_interval(POOL_CLAIM_INTERVAL_S)
+
+    def store_event(self, event: EventLogEntry) -> None:
+        super().store_event(event)
+        if event.is_dagster_event and event.get_dagster_event().event_type in RUN_ENDED:
+            # The run writes no more: its connections close, and SQLite folds its write-ahead log
+            # (up to 4 MB a run) into the shard and deletes it.
+            with self._db_lock:
+                engine = self._engines.pop(event.run_id, None)
+                if engine is not None:
+                    engine.dispose()
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
         """Each stretch of one kind of asset event of one run in two transactions; the rest
