@@ -1,11 +1,12 @@
 -- Statistics shared by the models; the runner creates these before any model, as temporary
 -- macros of its connection (a DuckLake catalog holds tables and views, not macros).
 
--- The interval of the share p of n from its centre and half-width (before scaling), clamped to [0, 1].
+-- The interval of the share p of n from its centre and half-width (before scaling), clamped to [0, 1]
+-- and holding p: at p = 1 (or 0) the bound is 1 (0) but rounds to a hair below (above) it.
 CREATE OR REPLACE TEMP MACRO wilson_of(p, n, centre, half) AS
     {'rate': p,
-     'low': greatest(0.0, (centre - half) / (1 + 3.841458820694124 / n)),
-     'high': least(1.0, (centre + half) / (1 + 3.841458820694124 / n))};
+     'low': least(p, greatest(0.0, (centre - half) / (1 + 3.841458820694124 / n))),
+     'high': greatest(p, least(1.0, (centre + half) / (1 + 3.841458820694124 / n)))};
 
 -- The share x/n with its 95% Wilson score interval, as a struct (rate, low, high); null when
 -- n = 0. A model computes it once and unpacks it into its columns: `wilson(answers, all_answers)

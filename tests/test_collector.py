@@ -325,3 +325,35 @@ def test_bodies_cut_in_different_places_are_still_retried(tmp_path):
     report, ledger, states, _ = _collect(tmp_path, behaviour, settings, questions=10)
     assert states == {"succeeded": 20} and report.failed == 0
     assert sum(1 for row in ledger if row[3] == "malformed") > 0
+
+
+@pytest.mark.loopback
+def test_answers_received_before_a_crash_are_kept_from_the_log_and_never_asked_again(tmp_path):
+    """A run killed between two checkpoints had logged its answers as they came: the next run
+    stores them from the log and sends only what was never answered."""
+    from visibility_assets.collect.plan import plan_requests
+    from visibility_assets.tools.simulator.offline import OfflinePlatforms
+
+    with SimulatorServer(SimulatorSettings(seed=5, default=PlatformBehaviour(latency_s=(0, 0.001)))) as server:
+        config = load_config(write_config(tmp_path / "config", server.port, questions=6))
+        platform = config.platform("deepseek")
+        lake = LakeSettings.from_env(tmp_path / "j")
+        planned = plan_requests(config, platform, DAY)
+        answered = [OfflinePlatforms(config, SimulatorSettings(seed=5)).answer(platform, r, "run-dead")
+                    for r in planned[:5]]
+        with CollectionJournal(lake, DAY, "deepseek") as journal:  # the first run: answers logged, then killed
+            journal.register_plan(planned)
+            log = journal.in_flight_log()
+            for outcome in answered:
+                journal.log_answer(log, outcome)
+            log.close()
+        with CollectionJournal(lake, DAY, "deepseek") as journal:
+            report = collect_partition(config, platform, DAY, "run-2", journal, QUICK)
+            stored = dict(journal.query("SELECT request_key, answer_text FROM journal_answers"
+                                        " WHERE date = $date AND platform = $platform"))
+            states = journal.state_counts()
+        stats = httpx.get(f"{server.url}/_stats").json()["deepseek"]
+    assert report.answers_recovered == 5 and report.skipped_done == 5 and report.succeeded == len(planned) - 5
+    assert set(stats["received_by_key"]) == {r.request_key for r in planned[5:]}  # none of the five asked again
+    assert {o.request.request_key: o.answer.text for o in answered}.items() <= stored.items()
+    assert len(stored) == len(planned) and states == {"succeeded": len(planned)}

@@ -63,7 +63,9 @@ MAX_CONNECTIONS_PER_PLATFORM = 100
 class CollectionSettings:
     retry: RetrySettings = RetrySettings()
     deadline: float | None = None  # epoch seconds; what is not sent by then is deferred
-    checkpoint_interval_s: float = 0.5
+    # How often answers go from the local log (in_flight.py) to the journal's lake tables: a
+    # checkpoint costs a lake commit (~30 ms of CPU and a file per table), the log a write.
+    checkpoint_interval_s: float = 2.0
     failure_share_limit: float = 0.1  # the partition fails above this share of failed requests
     breaker_consecutive_failures: int = 5  # requests failed after all retries, in a row
     timeout_s: float | None = None  # overrides the platform's timeout (tests, benchmarks)
@@ -162,8 +164,8 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     timeout = settings.timeout_s or platform.timeout_s
     limits = httpx.Limits(max_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM),
                           max_keepalive_connections=min(platform.max_concurrency, MAX_CONNECTIONS_PER_PLATFORM))
-    run = _Run(report, journal, settings, log, setup.attempts_before, _CostCap(setup.caps))
     in_flight = setup.in_flight
+    run = _Run(report, journal, settings, log, setup.attempts_before, _CostCap(setup.caps), in_flight)
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=timeout, limits=limits, mounts=mounts()) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
@@ -219,8 +221,9 @@ def _prepare(config: VisibilityConfig, platform: Platform, date: str, journal: C
         planned = plan_requests(config, platform, date)
     report = CollectionTally(platform.name, date, planned=len(planned),
                              planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
-    journal.register_plan(planned)
     in_flight = journal.in_flight_log()
+    report.answers_recovered = journal.recover_answers(in_flight)  # before the plan marks answered requests
+    journal.register_plan(planned)
     report.interrupted_closed = journal.close_interrupted(in_flight)
     done = journal.succeeded_keys()
     todo = [r for r in planned if r.request_key not in done]
@@ -237,8 +240,10 @@ class _Run:
     """The mutable state of one collection run, shared by its workers."""
 
     def __init__(self, report: CollectionTally, journal: CollectionJournal, settings: CollectionSettings,
-                 log: Callable[[str], None], attempts_before: dict[str, int], cost_cap: _CostCap):
+                 log: Callable[[str], None], attempts_before: dict[str, int], cost_cap: _CostCap,
+                 in_flight: InFlightLog):
         self.report, self.journal, self.settings, self.log = report, journal, settings, log
+        self.in_flight = in_flight
         self.attempts_before, self.cost_cap = attempts_before, cost_cap
         self.pending_attempts: list[Attempt] = []
         self.pending_outcomes: list[RequestOutcome] = []
@@ -331,6 +336,7 @@ class _Run:
                         f" {report.to_send - report.succeeded} requests stay pending for the next run",
                         retryable=False)
         if outcome.state == SUCCEEDED:
+            self._keep(outcome)
             self._count_answer(outcome.answer)
             report.retries_histogram[len(outcome.attempts) - 1] += 1
             self.consecutive_failures = 0
@@ -353,6 +359,23 @@ class _Run:
         if self.finished % 50 == 0:
             say(self.log, f"{report.platform} {report.date}: {self.finished}/{report.to_send} done,"
                      f" {report.succeeded} ok, {report.failed} failed")
+
+    def _keep(self, outcome: RequestOutcome) -> None:
+        """The answer into the local log at once: a run killed before the next checkpoint keeps it."""
+        try:
+            self.journal.log_answer(self.in_flight, outcome)
+        except DiskFull as exc:
+            self._stop_for_full_disk(exc)
+
+    def _stop_for_full_disk(self, exc: DiskFull) -> None:
+        """Nothing more is sent that could not be stored; the log keeps what it had."""
+        self.unstored = True
+        report = self.report
+        report.stop(f"{report.platform} {report.date}: {exc}; stopped sending", retryable=False,
+                    fault_class=DOWNSTREAM)
+        for worker in self.workers:
+            if worker is not asyncio.current_task():
+                worker.cancel()
 
     def stop_if_told_to_wait(self) -> None:
         """Fail the partition when requests were left pending for a wait beyond the retry cap:
@@ -388,12 +411,7 @@ class _Run:
                 await self._flush(states=False)
             await self._flush(states=True)  # what finished since, and every outcome's state
         except DiskFull as exc:
-            self.unstored = True
-            report = self.report
-            report.stop(f"{report.platform} {report.date}: {exc}; stopped sending", retryable=False,
-                        fault_class=DOWNSTREAM)
-            for worker in self.workers:
-                worker.cancel()
+            self._stop_for_full_disk(exc)
 
     async def _flush(self, states: bool) -> None:
         attempts, outcomes = self.pending_attempts, self.pending_outcomes

@@ -1,11 +1,13 @@
-"""Attempts in flight, written down as they are sent.
+"""Attempts in flight and answers received, written down as they happen.
 
-The journal stores attempts in checkpoints, every half second: a run killed between two of
-them would lose the attempts it had sent since, and the ledger would count fewer requests than
-the platform received (and billed). So each attempt is appended to this log the moment its
-request's bytes are out (before any answer can come back), one line written straight to the
-file (a killed process loses nothing the kernel has), and a run that
-resumes the partition closes every logged attempt the journal lacks as `interrupted`.
+The journal stores attempts and answers in checkpoints, every few seconds: a run killed between
+two of them would lose what it had sent and received since, the ledger would count fewer
+requests than the platform received (and billed), and the next run would pay again for answers
+it had had. So each attempt is appended to this log the moment its request's bytes are out
+(before any answer can come back), and each answer the moment it arrives, one line written
+straight to the file (a killed process loses nothing the kernel has). A run that resumes the
+partition stores the logged answers the journal lacks, then closes every other logged attempt
+the journal lacks as `interrupted`.
 
 The log is a local file under the data directory: a partition resumed on another machine
 does not see the attempts a crash interrupted on the first one.
@@ -31,24 +33,42 @@ class InFlightLog:
 
     def sent(self, attempt: Attempt) -> None:
         """Called as the attempt's request goes out."""
-        line = json.dumps({"request_key": attempt.request_key, "attempt": attempt.attempt,
-                           "run_id": attempt.run_id, "started_at": attempt.started_at.isoformat()})
+        self._append({"request_key": attempt.request_key, "attempt": attempt.attempt,
+                      "run_id": attempt.run_id, "started_at": attempt.started_at.isoformat()})
+
+    def answered(self, attempt_row: list, answer_row: list) -> None:
+        """Called as an answer arrives: its attempt's and its own journal rows (as JSON values)."""
+        self._append({"answered": {"attempt": attempt_row, "answer": answer_row}})
+
+    def answers(self) -> list[dict]:
+        """The answers logged, each {"attempt": row, "answer": row}, in the order they came."""
+        return [entry["answered"] for entry in self._entries() if "answered" in entry]
+
+    def _append(self, entry: dict) -> None:
+        line = json.dumps(entry, ensure_ascii=False)
         with writing("the log of requests in flight", self.path):
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             os.write(self._fd, (line + "\n").encode())
 
-    def interrupted(self, journaled: set[tuple[str, int]]) -> list[Attempt]:
-        """The logged attempts the journal lacks, closed as interrupted (a crashed run's)."""
+    def _entries(self) -> list[dict]:
         if not self.path.exists():
             return []
-        found: dict[tuple[str, int], Attempt] = {}
+        entries = []
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
-                entry = json.loads(line)
+                entries.append(json.loads(line))
             except ValueError:
                 continue  # the line being written when the process died
+        return entries
+
+    def interrupted(self, journaled: set[tuple[str, int]]) -> list[Attempt]:
+        """The logged attempts the journal lacks, closed as interrupted (a crashed run's)."""
+        found: dict[tuple[str, int], Attempt] = {}
+        for entry in self._entries():
+            if "answered" in entry:
+                continue
             key = (entry["request_key"], entry["attempt"])
             if key in journaled or key in found:
                 continue

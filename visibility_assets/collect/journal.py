@@ -59,11 +59,9 @@ class CollectionJournal:
         self._exit = ExitStack()
         self._exit.enter_context(partition_lock(settings, date_, platform))  # raises PartitionBusy
         try:
-            self._write(lambda conn: [ensure_table(conn, table) for table in JOURNAL_TABLES])
-            # What is stored already: the journal inserts only what is new (DuckLake has no keys).
-            self._requests = set(self._keys("SELECT request_key FROM journal_requests"))
-            self._answers = set(self._keys("SELECT request_key FROM journal_answers"))
-            self._attempts = set(self._keys("SELECT request_key, attempt FROM journal_attempts", row=True))
+            # What is stored already, in one transaction: the journal inserts only what is new
+            # (DuckLake has no keys).
+            self._requests, self._answers, self._attempts = self._write(self._stored)
         except BaseException:
             self.close()
             raise
@@ -81,9 +79,16 @@ class CollectionJournal:
     def _params(self) -> dict:
         return {"date": self.date, "platform": self.platform}
 
-    def _keys(self, select: str, row: bool = False) -> list:
-        rows = self.query(select + " WHERE " + PARTITION)
-        return [tuple(r) if row else r[0] for r in rows]
+    def _stored(self, conn: duckdb.DuckDBPyConnection) -> tuple[set, set, set]:
+        for table in JOURNAL_TABLES:
+            ensure_table(conn, table)
+
+        def keys(select: str) -> list[tuple]:
+            return conn.execute(select + " WHERE " + PARTITION, self._params).fetchall()
+
+        return ({key for (key,) in keys("SELECT request_key FROM journal_requests")},
+                {key for (key,) in keys("SELECT request_key FROM journal_answers")},
+                {tuple(row) for row in keys("SELECT request_key, attempt FROM journal_attempts")})
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         """The rows of a query that names this partition as $date and $platform."""
@@ -103,13 +108,17 @@ class CollectionJournal:
              r.task_id, r.variant)
             for r in new])
 
+        resumed = bool(self._requests)  # a new partition has nothing deferred, nor states to mend
+
         def work(conn: duckdb.DuckDBPyConnection) -> None:
             insert_batch(conn, JOURNAL_REQUESTS, batch)
-            conn.execute("UPDATE journal_requests SET state = $pending, updated_at = $now"
-                         " WHERE " + PARTITION + " AND state = $deferred",
-                         {**self._params, "pending": PENDING, "deferred": DEFERRED, "now": now})
-            # A run that died before its last checkpoint left its answered requests' states unset.
-            conn.execute(ANSWERED_SUCCEEDED, {**self._params, "succeeded": SUCCEEDED, "now": now})
+            if resumed:
+                conn.execute("UPDATE journal_requests SET state = $pending, updated_at = $now"
+                             " WHERE " + PARTITION + " AND state = $deferred",
+                             {**self._params, "pending": PENDING, "deferred": DEFERRED, "now": now})
+            if self._answers:
+                # A run that died before its last checkpoint left its answered requests' states unset.
+                conn.execute(ANSWERED_SUCCEEDED, {**self._params, "succeeded": SUCCEEDED, "now": now})
 
         self._write(work)
         self._requests.update(r.request_key for r in new)
@@ -154,10 +163,7 @@ class CollectionJournal:
         day = date.fromisoformat(self.date)
         answers = [o for o in outcomes
                    if o.state == SUCCEEDED and o.answer and o.request.request_key not in self._answers]
-        attempt_rows = JOURNAL_ATTEMPTS.batch([
-            (a.request_key, a.attempt, a.run_id, day, self.platform, a.started_at, a.finished_at, a.http_status,
-             a.error_class, a.error_message, a.latency_ms, a.prompt_tokens, a.completion_tokens, a.total_tokens,
-             a.error_code, a.tool_rounds) for a in attempts])
+        attempt_rows = JOURNAL_ATTEMPTS.batch([attempt_row(a, day, self.platform) for a in attempts])
         answer_rows = JOURNAL_ANSWERS.batch([answer_row(o) + (day, self.platform) for o in answers])
         state_rows = pa.Table.from_pylist([
             {"request_key": o.request.request_key, "state": o.state, "error_class": o.error_class,
@@ -174,6 +180,36 @@ class CollectionJournal:
         self._write(work)
         self._attempts.update((a.request_key, a.attempt) for a in attempts)
         self._answers.update(o.request.request_key for o in answers)
+
+    def log_answer(self, log: InFlightLog, outcome: RequestOutcome) -> None:
+        """Write an answer that just arrived to the local log, until a checkpoint stores it."""
+        day = date.fromisoformat(self.date)
+        log.answered(JOURNAL_ATTEMPTS.to_json(attempt_row(outcome.answer.attempt, day, self.platform)),
+                     JOURNAL_ANSWERS.to_json(answer_row(outcome) + (day, self.platform)))
+
+    def recover_answers(self, log: InFlightLog) -> int:
+        """Store the answers a run that died had logged but not checkpointed, with their attempts:
+        they were received (and paid for), so they are not asked for again. Returns how many."""
+        answers, attempts = {}, {}
+        for entry in log.answers():
+            answer, attempt = JOURNAL_ANSWERS.from_json(entry["answer"]), JOURNAL_ATTEMPTS.from_json(entry["attempt"])
+            if answer[0] not in self._answers:
+                answers.setdefault(answer[0], answer)
+            if (attempt[0], attempt[1]) not in self._attempts:
+                attempts.setdefault((attempt[0], attempt[1]), attempt)
+        if not answers and not attempts:
+            return 0
+        answer_rows, attempt_rows = JOURNAL_ANSWERS.batch(list(answers.values())), JOURNAL_ATTEMPTS.batch(
+            list(attempts.values()))
+
+        def work(conn: duckdb.DuckDBPyConnection) -> None:
+            insert_batch(conn, JOURNAL_ATTEMPTS, attempt_rows)
+            insert_batch(conn, JOURNAL_ANSWERS, answer_rows)
+
+        self._write(work)
+        self._attempts.update(attempts)
+        self._answers.update(answers)
+        return len(answers)
 
     def close_interrupted(self, log: InFlightLog) -> int:
         """Store the attempts a crashed run sent but never journaled, as interrupted."""
@@ -193,6 +229,13 @@ class CollectionJournal:
 
     def state_counts(self) -> dict[str, int]:
         return dict(self.query("SELECT state, count(*) FROM journal_requests WHERE " + PARTITION + " GROUP BY 1"))
+
+
+def attempt_row(a: Attempt, day: date, platform: str) -> tuple:
+    """An attempt in the column order of JOURNAL_ATTEMPTS."""
+    return (a.request_key, a.attempt, a.run_id, day, platform, a.started_at, a.finished_at, a.http_status,
+            a.error_class, a.error_message, a.latency_ms, a.prompt_tokens, a.completion_tokens, a.total_tokens,
+            a.error_code, a.tool_rounds)
 
 
 def answer_row(outcome: RequestOutcome) -> tuple:

@@ -16,6 +16,7 @@ class CollectionTally:
     planned_keys: list[str] = field(default_factory=list)  # every one must be stored, or be why not
     skipped_done: int = 0
     interrupted_closed: int = 0  # attempts a crashed run sent and never journaled, closed on resume
+    answers_recovered: int = 0  # answers a crashed run received and logged, stored on resume (not asked again)
     to_send: int = 0
     succeeded: int = 0  # answered, truncated or moderated: stored either way
     moderated: int = 0

@@ -4,6 +4,7 @@ DDL, its column list and its Arrow batches are derived (warehouse/tables.py decl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime
 
 import pyarrow as pa
 
@@ -69,7 +70,25 @@ class Table:
         """Rows given as dicts keyed by column name (a missing optional column is null)."""
         return pa.Table.from_pylist(rows, schema=self.schema)
 
+    def to_json(self, row: tuple) -> list:
+        """A row in column order as JSON values (times and days as ISO text), for a local log."""
+        return [value.isoformat() if isinstance(value, date | datetime) else value for value in row]
+
+    def from_json(self, values: list) -> tuple:
+        """The row to_json wrote, with its times and days back."""
+        return tuple(_from_json(value, f.type) for value, f in zip(values, self.fields))
+
     def project(self, name: str, columns: list[str], primary_key: tuple[str, ...] = ()) -> Table:
         """A table of some of these columns, in the order given."""
         by_name = {f.name: f for f in self.fields}
         return Table(name, tuple(by_name[c] for c in columns), primary_key)
+
+
+def _from_json(value, type_: pa.DataType):
+    if value is None:
+        return None
+    if pa.types.is_timestamp(type_):
+        return datetime.fromisoformat(value)
+    if pa.types.is_date(type_):
+        return date.fromisoformat(value)
+    return value

@@ -137,6 +137,7 @@ def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
         config = load_config(config_dir)
         first, last = LAST_DAY - timedelta(days=days - 1), LAST_DAY
         progress(f"bench history: {days} nights, {first} .. {last}; the first night, real")
+        empty = storage_sizes()
         first_night = real_night(config, first)
         after_first = storage_sizes()
         filled = fill_nights(config, [first + timedelta(days=i) for i in range(1, days - 1)], progress, processes)
@@ -159,7 +160,8 @@ def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
         "serve_p95_ms": slowest["p95_ms"], "views": views,
         **after_last, **backfill,
         "lake_mb_per_day": round(after_last["lake_mb"] / days, 3),
-        "dagster_mb_first_night": round(after_first["dagster_mb"], 2),
+        "dagster_mb_first_night": round(after_first["dagster_mb"] - empty["dagster_mb"], 2),
+        "lake_mb_first_night": round(after_first["lake_mb"] - empty["lake_mb"], 2),
         "dagster_mb_last_night": round(after_last["dagster_mb"] - before_last["dagster_mb"], 2),
         "lake_mb_last_night": round(after_last["lake_mb"] - before_last["lake_mb"], 2),
         "after_backfill": after_backfill, "filled": filled,
@@ -170,5 +172,5 @@ def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
                       " night; serve_p95_ms: the slowest view's or endpoint's server time (p95 over varied brands,"
                       " periods and platforms); backfill_s: an alias added, then `visibility backfill` of every"
                       " platform over all N days; lake_files, lake_mb, catalog_mb, dagster_mb: after the last night;"
-                      " dagster_mb_last_night, lake_mb_last_night: what the last night added",
+                      " dagster_mb_*_night, lake_mb_*_night: what the first and the last real night added",
     }

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from visibility_assets.collect.client import SUCCEEDED
-from visibility_assets.collect.collector import PartitionOutcome
+from visibility_assets.collect.collector import CollectionSettings, PartitionOutcome
 from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.collect.plan import plan_requests
 from visibility_assets.collect.publish import publish
@@ -30,8 +30,6 @@ from visibility_assets.collect.tally import CollectionTally
 from visibility_assets.config import VisibilityConfig, load_config
 from visibility_assets.core.partitions import Partition
 
-# How often the collector checkpoints (collector.CollectionSettings.checkpoint_interval_s).
-CHECKPOINT_INTERVAL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ class NightWriter:
         planned = plan_requests(self.config, platform, day)
         tally = CollectionTally(platform.name, day, planned=len(planned), to_send=len(planned),
                                 planned_keys=[r.request_key for r in planned], permitted_rps=platform.rate_limit_rps)
-        per_checkpoint = max(1, math.ceil(platform.rate_limit_rps * CHECKPOINT_INTERVAL_S))
+        per_checkpoint = max(1, math.ceil(platform.rate_limit_rps * CollectionSettings().checkpoint_interval_s))
         with CollectionJournal(self.warehouse.settings(), day, platform.name) as journal:
             journal.register_plan(planned)
             outcomes = [self.platforms.answer(platform, request, run_id) for request in planned]

@@ -81,8 +81,9 @@ class ProcessTree:
 
 
 def read_tree(root: int, interval_s: float, stop: threading.Event) -> dict:
-    """The tree's peak summed PSS and its CPU seconds, read every interval until `stop`, and once after."""
-    me, peak, cpu_ticks = os.getpid(), 0, {}
+    """The tree's peak summed PSS and the CPU seconds it used while read, every interval until
+    `stop`, and once after."""
+    me, peak, cpu_ticks, before = os.getpid(), 0, {}, {}
 
     def sample() -> None:
         nonlocal peak
@@ -94,11 +95,13 @@ def read_tree(root: int, interval_s: float, stop: threading.Event) -> dict:
         peak = max(peak, pss)
 
     sample()
+    before.update(cpu_ticks)  # what the processes already there had used before the reading began
     print("reading", flush=True)
     while not stop.wait(interval_s):
         sample()
     sample()
-    return {"peak_pss_bytes": peak, "cpu_s": sum(cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")}
+    used = sum(ticks - before.get(pid, 0) for pid, ticks in cpu_ticks.items())
+    return {"peak_pss_bytes": peak, "cpu_s": used / os.sysconf("SC_CLK_TCK")}
 
 
 def _tree(root: int) -> dict[int, list[str]]:
