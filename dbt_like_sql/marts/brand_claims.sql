@@ -3,18 +3,10 @@
 -- What each AI says about each brand, per platform and week: the claims the judge quoted from the
 -- answers (kind 'claim') and the lexicon's cue words (kind 'cue'), each with the share of the
 -- answers naming the brand that carry it, its rank in its kind, and whether it is new against
--- the week before (no answer carried it then).
-WITH phrases AS (
-    SELECT platform, date, brand, request_key, 'claim' AS kind, unnest(judge_claims) AS phrase
-    FROM {{ ref('stg_judge_verdicts') }}
-    UNION ALL
-    SELECT platform, date, brand, request_key, 'cue' AS kind, unnest(sentiment_cues) AS phrase
-    FROM {{ ref('stg_mention_cues') }}
-),
-weekly AS (
-    SELECT platform, CAST(date_trunc('week', date) AS DATE) AS week, brand, kind, phrase,
-           count(DISTINCT request_key) AS answers
-    FROM phrases
+-- the week before (no answer carried it then). Summed from each partition's phrases (int_brand_phrases).
+WITH weekly AS (  -- an answer is of one day: the week's answers are its days' answers summed
+    SELECT platform, CAST(date_trunc('week', date) AS DATE) AS week, brand, kind, phrase, sum(answers) AS answers
+    FROM {{ ref('int_brand_phrases') }}
     GROUP BY ALL
 ),
 naming AS (  -- the answers naming the brand that week, the share's denominator

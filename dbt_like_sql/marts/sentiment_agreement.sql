@@ -4,22 +4,22 @@
 -- labelled: the share they agree on, the share chance alone would give (from each one's label
 -- frequencies), and Cohen's kappa, (agreement - chance) / (1 - chance): 1 is full agreement,
 -- 0 no more than chance. It says how much to trust a switch from one method to the other.
+-- Summed from each partition's pairs of labels (int_sentiment_pairs).
 WITH pairs AS (
     SELECT platform, CAST(date_trunc('week', date) AS DATE) AS week, judge_model, judge_prompt_version,
-           judge_sentiment, lexicon_sentiment
-    FROM {{ ref('int_brand_results') }}
-    WHERE mentioned AND valid AND judge_sentiment IS NOT NULL AND lexicon_sentiment IS NOT NULL
+           judge_sentiment, lexicon_sentiment, mentions
+    FROM {{ ref('int_sentiment_pairs') }}
 ),
 totals AS (
-    SELECT platform, week, judge_model, judge_prompt_version, count(*) AS labelled_by_both,
-           count(*) FILTER (WHERE judge_sentiment = lexicon_sentiment) AS agreed
+    SELECT platform, week, judge_model, judge_prompt_version, sum(mentions) AS labelled_by_both,
+           coalesce(sum(mentions) FILTER (WHERE judge_sentiment = lexicon_sentiment), 0) AS agreed
     FROM pairs
     GROUP BY ALL
 ),
 margins AS (  -- per label, how often each method gives it
     SELECT platform, week, judge_model, judge_prompt_version, label,
-           count(*) FILTER (WHERE judge_sentiment = label) AS by_judge,
-           count(*) FILTER (WHERE lexicon_sentiment = label) AS by_lexicon
+           coalesce(sum(mentions) FILTER (WHERE judge_sentiment = label), 0) AS by_judge,
+           coalesce(sum(mentions) FILTER (WHERE lexicon_sentiment = label), 0) AS by_lexicon
     FROM pairs CROSS JOIN (VALUES ('positive'), ('neutral'), ('negative')) AS labels (label)
     GROUP BY ALL
 ),
