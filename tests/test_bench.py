@@ -9,9 +9,9 @@ import pytest
 pytestmark = pytest.mark.system
 
 
-def _bench(*args) -> dict:
+def _bench(*args, timeout_s: float = 300) -> dict:
     result = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "bench", *args],
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=timeout_s)
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -65,3 +65,16 @@ def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
                                                                      "sources", "alerts") for prefix in ("/", "/api/")}
     assert all(e["n"] == 2 and 0 < e["p50_ms"] <= e["p95_ms"] for e in figures["endpoints"].values())
     assert figures["load"]["errors"] == 0 and figures["load"]["requests"] > 0
+
+
+def test_bench_history_times_the_first_and_last_night_the_views_and_the_backfill():
+    figures = _bench("history", "--days", "3", "--samples", "2", timeout_s=900)
+    for key in ("days", "first_night_s", "last_night_s", "night_growth", "serve_p95_ms", "lake_files", "lake_mb",
+                "backfill_s"):
+        assert key in figures
+    assert figures["days"] == 3 and figures["filled"]["nights"] == 1 and figures["filled"]["failed_checks"] == []
+    assert figures["night_growth"] == round(figures["last_night_s"] / figures["first_night_s"], 3)
+    assert set(figures["views"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
+                                                                 "sources", "alerts") for prefix in ("/", "/api/")}
+    assert figures["lake_files"] > 0 and figures["backfill_days"] == 3 and figures["backfill_s"] > 0
+    assert figures["first_night_cpu_s"] > 0 and figures["dagster_mb_last_night"] > 0

@@ -41,9 +41,11 @@ def test_bench_all_guards_ratios_that_are_higher_when_better():
         "collect": {"rate_ratio": 0.96},
         "reanalysis": {"samples_reanalysed": 900, "wall_s": 2.0},
         "night": {"rate_bound_s": 30.6, "wall_s": 40.0},
+        "history": {"first_night_s": 20.0, "last_night_s": 25.0, "serve_p95_ms": 200.0},
     }
     assert ratios(figures) == {
         "analyzer_share_of_matching": 0.25, "analyzer_speedup_over_naive": 3.0, "metrics_sql_share_of_wall": 0.5,
         "collect_rate_ratio": 0.96, "reanalysis_share_of_analyzer_speed": 0.05, "demo_rate_bound_over_wall": 0.765,
+        "history_first_over_last_night": 0.8, "history_300ms_over_slowest_view_p95": 1.5,
     }
     assert set(RUNS) == set(figures)

@@ -230,7 +230,7 @@ def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: 
     raw_ai_responses."""
     out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
     from visibility_assets.definitions import build_definitions
-    from visibility_assets.operate.automation import backfill_tags, catalog_job, reanalysis_job
+    from visibility_assets.operate.automation import backfill_tags, catalog_job, reanalysis_job, report_job
     from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
 
     defs = build_definitions(config)
@@ -250,4 +250,10 @@ def run_backfill(config: VisibilityConfig, since: date, until: date, platforms: 
             why = "" if result.success else ": {1} ({0} fault)".format(*classify_failed_run(instance, result.run_id))
             print(f"  {platform:<10} {'ok' if result.success else 'FAILED'}: {samples} samples re-analysed"
                   f" (run {result.run_id}){why}", file=out, flush=True)
+    # As after a night: the tables built over all history, the report, and the lake compacted
+    # (a backfill replaced every partition it covered).
+    after = run_job(defs, report_job.name, instance)
+    failures += not after.success
+    print(f"  report, tables and maintenance {'ok' if after.success else 'FAILED'} (run {after.run_id})", file=out,
+          flush=True)
     return 1 if failures else 0

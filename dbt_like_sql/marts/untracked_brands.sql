@@ -1,9 +1,10 @@
--- kind: view
+-- kind: table
 -- grain: category, platform, date, brand_key
 -- The brands the AIs offer as options that brands.yaml does not track: per category, platform
 -- and day, how many valid answers offer each and its share of the category's valid answers, its
 -- best list rank, the first day the platform offered it, and the brands.yaml line that would
--- track it. No interval here: any DuckDB client reads a view, and lacks the models' macros (the
+-- track it, rebuilt after each night (a table: the spellings are grouped over all history, too
+-- much to do on every page). No interval here: any DuckDB client reads it, and lacks the models' macros (the
 -- pooled figures of measure/discovery.py add one). The spellings of one brand are one row:
 -- case, width, spaces and joining punctuation fold away (name_key), and a name and the form an
 -- answer gives it in parentheses ("字节跳动 (ByteDance)") share the smaller of their keys

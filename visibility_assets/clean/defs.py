@@ -22,7 +22,7 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.config.schema import MAX_ANSWER_CHARS
 from visibility_assets.core.faults import RULE
 from visibility_assets.core.partitions import Partition, run_partitions
-from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, ensure_table, existing_tables, fill_run_partitions
+from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, ensure_table, fill_run_partitions, has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
 from visibility_assets.warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
 
@@ -137,7 +137,7 @@ def _read_answers(warehouse: WarehouseResource, partitions: list[Partition]) -> 
     if not warehouse.exists():
         return []
     with warehouse.read_only() as conn:
-        if "raw_ai_responses" not in existing_tables(conn):
+        if not has_tables(conn, "raw_ai_responses"):
             return []
         fill_run_partitions(conn, partitions)
         rows = conn.execute(READ_RAW).fetchall()

@@ -13,7 +13,7 @@ from visibility_assets.events import store
 from visibility_assets.events.detect import QUALITY_FIGURES, alert_events, new_question_events, quality_events
 from visibility_assets.events.model import Event, Task
 from visibility_assets.events.planner import Plan, plan_tasks
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
 
 ALERT_COLUMNS = ("date", "platform", "kind", "category", "subject", "direction", "decision", "rate", "rate_low",
@@ -66,7 +66,7 @@ def _plan_and_save(conn: duckdb.DuckDBPyConnection, config: VisibilityConfig, ev
 
 
 def _recent_alerts(conn: duckdb.DuckDBPyConnection, since: date) -> list[dict]:
-    if "fct_visibility_alerts" not in existing_tables(conn):
+    if not has_tables(conn, "fct_visibility_alerts"):
         return []
     return conn.execute("SELECT " + ", ".join(ALERT_COLUMNS) + " FROM fct_visibility_alerts WHERE date >= $since"
                         " ORDER BY date, platform, p_value", {"since": since}).fetch_arrow_table().to_pylist()
@@ -87,7 +87,7 @@ WHERE date >= $since AND list_contains($figures, figure)
 
 
 def _quality_figures(conn: duckdb.DuckDBPyConnection, since: date) -> list[dict]:
-    if "fct_collection_quality" not in existing_tables(conn):
+    if not has_tables(conn, "fct_collection_quality"):
         return []
     return conn.execute(QUALITY_TRAILING, {"since": since, "figures": list(QUALITY_FIGURES)}
                         ).fetch_arrow_table().to_pylist()

@@ -10,7 +10,7 @@ import duckdb
 
 from visibility_assets.events.model import OPEN_STATES, Task
 from visibility_assets.events.planner import Plan
-from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
+from visibility_assets.warehouse.db import ensure_table, has_tables, insert_batch
 from visibility_assets.warehouse.tables import COLLECTION_EVENTS, COLLECTION_TASKS, EVENT_TABLES
 
 
@@ -21,7 +21,7 @@ def ensure(conn: duckdb.DuckDBPyConnection) -> None:
 
 def newest_day(conn: duckdb.DuckDBPyConnection) -> date | None:
     """The latest day the collection journal holds."""
-    if "journal_requests" not in existing_tables(conn):
+    if not has_tables(conn, "journal_requests"):
         return None
     return conn.execute("SELECT max(date) FROM journal_requests").fetchone()[0]
 
@@ -46,14 +46,14 @@ def task(conn: duckdb.DuckDBPyConnection, task_id: str) -> Task | None:
 
 
 def _tasks(conn: duckdb.DuckDBPyConnection, sql: str, params: dict) -> list[Task]:
-    if COLLECTION_TASKS.name not in existing_tables(conn):
+    if not has_tables(conn, COLLECTION_TASKS.name):
         return []
     return [Task.from_row(row) for row in conn.execute(sql, params).fetch_arrow_table().to_pylist()]
 
 
 def journal_rounds(conn: duckdb.DuckDBPyConnection, since: date) -> dict[tuple[date, str], int]:
     """The highest round each (day, platform) has planned in the collection journal."""
-    if "journal_requests" not in existing_tables(conn):
+    if not has_tables(conn, "journal_requests"):
         return {}
     rows = conn.execute("SELECT date, platform, max(round) FROM journal_requests WHERE date >= $since"
                         " GROUP BY ALL", {"since": since}).fetchall()
@@ -62,7 +62,7 @@ def journal_rounds(conn: duckdb.DuckDBPyConnection, since: date) -> dict[tuple[d
 
 def asked_questions(conn: duckdb.DuckDBPyConnection, since: date) -> dict[tuple[date, str], set[str]]:
     """The questions each (day, platform) of the journal has asked (or planned)."""
-    if "journal_requests" not in existing_tables(conn):
+    if not has_tables(conn, "journal_requests"):
         return {}
     rows = conn.execute("SELECT date, platform, list(DISTINCT question_id) FROM journal_requests"
                         " WHERE date >= $since GROUP BY ALL", {"since": since}).fetchall()

@@ -7,7 +7,7 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.partitions import Partition, run_partitions
 from visibility_assets.judge.plan import JudgeItem
 from visibility_assets.judge.run import INVALID, JUDGED, UNSENT, JudgeOutcome, judge_partition
-from visibility_assets.warehouse.db import existing_tables, fill_run_partitions
+from visibility_assets.warehouse.db import fill_run_partitions, has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
 from visibility_assets.warehouse.tables import JUDGE_CALLS, JUDGE_VERDICTS
 
@@ -62,7 +62,7 @@ def build_judge_verdicts(partitions_def):
 
 def read_items(warehouse: WarehouseResource, partitions: list[Partition]) -> list[JudgeItem]:
     with warehouse.read_only() as conn:
-        if not {"cleaned_samples", "raw_ai_responses", "sample_brand_results"} <= existing_tables(conn):
+        if not has_tables(conn, "cleaned_samples", "raw_ai_responses", "sample_brand_results"):
             return []
         fill_run_partitions(conn, partitions)
         return [JudgeItem(*row[:7], tuple(row[7])) for row in conn.execute(READ_ITEMS).fetchall()]

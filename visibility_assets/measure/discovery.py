@@ -7,7 +7,7 @@ from datetime import date as Date
 
 import duckdb
 
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 
 # Per untracked brand of the category (all categories when $category is null): the answers
 # offering it on the chosen platforms and days, over the category's valid answers there, with a
@@ -52,7 +52,7 @@ def also_recommended(conn: duckdb.DuckDBPyConnection, category: str | None, star
                      platforms: list[str] | tuple[str, ...] = (), top: int = 10) -> list[dict]:
     """The most offered untracked brands, each a dict of COLUMNS (none before the model exists);
     the connection must have the models' macros (wilson)."""
-    if "untracked_brands" not in existing_tables(conn):
+    if not has_tables(conn, "untracked_brands"):
         return []
     rows = conn.execute(ALSO_RECOMMENDED, {"category": category, "start": start, "end": end,
                                            "platforms": list(platforms), "top": top}).fetchall()

@@ -20,7 +20,7 @@ from visibility_assets.core.paths import DataDirResource
 from visibility_assets.measure.project import SqlProject
 from visibility_assets.notify import AlertMessage, notify
 from visibility_assets.notify.faults import FaultMessage, partition_faults
-from visibility_assets.warehouse.db import existing_tables, fill_run_partitions
+from visibility_assets.warehouse.db import fill_run_partitions, has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
 
 READ_ALERTS = """
@@ -71,6 +71,6 @@ def _messages(warehouse: WarehouseResource, partitions: list[Partition], max_age
     """The clear alerts of the partitions, and their faults (a failed earlier run, a replay)."""
     with warehouse.read_only() as conn:
         fill_run_partitions(conn, partitions)
-        alerts = [] if "fct_visibility_alerts" not in existing_tables(conn) else conn.execute(
+        alerts = [] if not has_tables(conn, "fct_visibility_alerts") else conn.execute(
             READ_ALERTS, {"max_age": timedelta(days=max_age_days)}).fetch_arrow_table().to_pylist()
         return [AlertMessage.from_row(row, report_url) for row in alerts] + partition_faults(conn, report_url)

@@ -25,7 +25,7 @@ from visibility_assets.notify.message import AlertMessage
 from visibility_assets.notify.webhooks import DELIVERED, FAILED, Delivery, deliver, url_host
 
 Message = AlertMessage | FaultMessage  # what a webhook receives; the formats read both alike
-from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
+from visibility_assets.warehouse.db import ensure_table, has_tables, insert_batch
 from visibility_assets.warehouse.tables import NOTIFICATION_DELIVERIES
 
 
@@ -44,7 +44,7 @@ def delivered_ids(conn: duckdb.DuckDBPyConnection, webhook_names: Sequence[str],
     """(alert_id, webhook) pairs already delivered, among these webhooks (and alerts, if given)."""
     if not webhook_names or alert_ids is not None and not alert_ids:
         return set()
-    if NOTIFICATION_DELIVERIES.name not in existing_tables(conn):  # nothing was ever sent
+    if not has_tables(conn, NOTIFICATION_DELIVERIES.name):  # nothing was ever sent
         return set()
     sql = ("SELECT DISTINCT alert_id, webhook FROM " + NOTIFICATION_DELIVERIES.name
            + " WHERE state = $delivered AND list_contains($webhooks, webhook)")

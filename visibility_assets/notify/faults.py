@@ -16,7 +16,7 @@ import duckdb
 
 from visibility_assets.core.faults import FAULT_CLASSES
 from visibility_assets.notify.message import plain_lines
-from visibility_assets.warehouse.db import ensure_table, existing_tables, insert_batch
+from visibility_assets.warehouse.db import ensure_table, has_tables, insert_batch
 from visibility_assets.warehouse.tables import FAULT_EVENTS
 
 KIND_TITLES = {"run_failed": "run failed", "replay_diff": "analyzer reads answers differently",
@@ -103,7 +103,7 @@ ORDER BY occurred_at
 
 def partition_faults(conn: duckdb.DuckDBPyConnection, report_url: str | None) -> list[FaultMessage]:
     """The faults of the run's partitions (run_partitions filled), as messages."""
-    if FAULT_EVENTS.name not in existing_tables(conn):
+    if not has_tables(conn, FAULT_EVENTS.name):
         return []
     return [FaultMessage.from_row(row, report_url)
             for row in conn.execute(PARTITION_FAULTS).fetch_arrow_table().to_pylist()]

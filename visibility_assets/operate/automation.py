@@ -38,10 +38,12 @@ DEFAULT_LOOKBACK_DAYS = 90
 DEFAULT_DEADLINE = "06:00"
 
 REPORT = AssetSelection.keys("visibility_report")
-# The SQL views: the runner makes or replaces one wherever a model reads it and its definition
-# changed (measure/defs.py), so a platform's run leaves them out; the report job, once a day
-# after all platforms, materializes them and runs their tests over all history.
-SQL_VIEWS = AssetSelection.tag(MODEL_KIND_TAG, "view")
+# The SQL views and tables: the runner makes or replaces a view wherever a model reads it and its
+# definition changed (measure/defs.py), so a platform's run leaves them out; a table (built over
+# all history: untracked_brands, whose spellings of a brand are grouped across every day) is
+# built once after the night rather than read as a view on every page. The report job, once a
+# day after all platforms, materializes them and runs their tests.
+SQL_VIEWS = AssetSelection.tag(MODEL_KIND_TAG, "view") | AssetSelection.tag(MODEL_KIND_TAG, "table")
 
 # The chain for one platform and day: collection, cleaning, metrics and alerts. The report
 # is built once a day after all platforms (report/defs.py).

@@ -7,7 +7,7 @@ from datetime import date as Date
 import duckdb
 
 from visibility_assets.core.visible_text import html_text as escape
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 
 COLUMNS = ("platform", "config / analyzer", "requests", "success", "retries / request", "parse success",
            "moderated", "skipped (already done)", "tasks", "task wait", "replay diff", "alert latency")
@@ -49,7 +49,7 @@ def faults_section(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
             " a refusal or moderation spike), <b>rule</b> the analyzer or the config (a quarantine spike, a replay"
             " diff above its limit, a model change, a missing key), <b>downstream</b> the warehouse, a webhook,"
             " the disk or the machine. Webhooks can be routed by class (events.yaml).</p>")
-    if "faults_by_class" not in existing_tables(conn):
+    if not has_tables(conn, "faults_by_class"):
         return ""
     rows = conn.execute(FAULTS, [day]).fetchall()
     if not rows:

@@ -9,7 +9,7 @@ import duckdb
 
 from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
 from visibility_assets.core.visible_text import html_text as escape
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 
 SOURCES = """
 SELECT coalesce(sum(judge_labelled_answers), 0), coalesce(sum(mentioned_answers), 0)
@@ -30,7 +30,7 @@ def sentiment_method_note(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
     if not judged:
         return (f'<p class="note sentiment-method"><b>Method: the lexicon</b> labelled all {mentioned} mentions.'
                 f" {escape(lexicon)} Read a share as a tendency, not as a fact about each answer.</p>")
-    rows = conn.execute(JUDGES, {"day": day}).fetchall() if "sentiment_agreement" in existing_tables(conn) else []
+    rows = conn.execute(JUDGES, {"day": day}).fetchall() if has_tables(conn, "sentiment_agreement") else []
     models = sorted({f"{model} (prompt {version})" for _, model, version, *_ in rows}) or ["judge.yaml's model"]
     head = "<tr><th>platform</th><th>judge</th><th>labelled by both</th><th>agreement</th><th>Cohen's κ</th></tr>"
     body = "".join(f"<tr><td>{escape(p)}</td><td>{escape(m)} ({escape(v)})</td><td>{n}</td><td>{a:.0%}</td>"

@@ -8,7 +8,7 @@ import duckdb
 
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 
 BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
 
@@ -56,5 +56,5 @@ def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
         "quality": Grid.of(conn.execute(QUALITY, filters.params("start", "end", "platforms"))),
     }
     tables["faults"] = (Grid.of(conn.execute(FAULTS, filters.params("start", "end", "platforms")))
-                        if {"faults_by_class", "fault_events"} <= existing_tables(conn) else Grid(FAULT_COLUMNS, ()))
+                        if has_tables(conn, "faults_by_class", "fault_events") else Grid(FAULT_COLUMNS, ()))
     return {"tables": tables}

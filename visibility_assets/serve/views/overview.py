@@ -16,7 +16,7 @@ from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
-from visibility_assets.warehouse.db import existing_tables
+from visibility_assets.warehouse.db import has_tables
 
 # (metric, numerator, denominator) over the pooled counts: each is a proportion.
 SHARES = """
@@ -183,7 +183,7 @@ ORDER BY kind, answers DESC, phrase
 
 def claims(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool) -> Grid:
     """The top claims and cues; without `quotes` (a viewer, who never reads answer text) the cues only."""
-    if "brand_claims" not in existing_tables(conn):
+    if not has_tables(conn, "brand_claims"):
         return Grid(("kind", "phrase", "week", "answers", "share", "new_this_week", "platforms"), ())
     grid = Grid.of(conn.execute(CLAIMS, {**filters.params("brand", "start", "end", "platforms"), "shown": CLAIMS_SHOWN}))
     return grid if quotes else Grid(grid.columns, tuple(row for row in grid.rows if row["kind"] != "claim"))
@@ -193,7 +193,7 @@ def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     """Per platform, which method labelled the mentions and, for the judge, its agreement with the lexicon."""
     grid = Grid.of(conn.execute(SENTIMENT_METHOD, filters.params("brand", "category", "start", "end", "platforms")))
     agreement = {}
-    if "sentiment_agreement" in existing_tables(conn):
+    if has_tables(conn, "sentiment_agreement"):
         rows = Grid.of(conn.execute(AGREEMENT, filters.params("start", "end", "platforms"))).rows
         agreement = {row["platform"]: row for row in rows}
     extra = ("judge", "week", "labelled_by_both", "agreement", "kappa")

@@ -19,6 +19,7 @@ RUNS = {
     "collect": ["collect", "--platforms", "6", "--requests", "1200", "--rps", "20", "--fault-rate", "0.1"],
     "reanalysis": ["reanalysis", "--days", "7"],
     "night": ["night", "--scale", "1"],
+    "history": ["history", "--days", "10", "--samples", "8"],
 }
 
 
@@ -34,7 +35,7 @@ def run_one(arguments: list[str]) -> dict:
 def ratios(figures: dict[str, dict]) -> dict[str, float | None]:
     """The figures a change must not make worse (each: higher is better)."""
     clean, metrics, collect = figures["clean"], figures["metrics"], figures["collect"]
-    reanalysis, night = figures["reanalysis"], figures["night"]
+    reanalysis, night, history = figures["reanalysis"], figures["night"], figures["history"]
     reanalysed_per_s = reanalysis["samples_reanalysed"] / reanalysis["wall_s"] if reanalysis["wall_s"] else 0.0
     return {
         "analyzer_share_of_matching": clean["analyzer_share_of_matching"],
@@ -43,6 +44,8 @@ def ratios(figures: dict[str, dict]) -> dict[str, float | None]:
         "collect_rate_ratio": collect["rate_ratio"],
         "reanalysis_share_of_analyzer_speed": round(reanalysed_per_s / clean["answers_per_s"], 3),
         "demo_rate_bound_over_wall": round(night["rate_bound_s"] / night["wall_s"], 3),
+        "history_first_over_last_night": round(history["first_night_s"] / history["last_night_s"], 3),
+        "history_300ms_over_slowest_view_p95": round(300 / history["serve_p95_ms"], 3),
     }
 
 
@@ -61,4 +64,5 @@ def run_all_benches(progress=lambda message: print(message, file=sys.stderr)) ->
                           " collect_rate_ratio (bench collect); reanalysis_share_of_analyzer_speed: answers"
                           " re-analysed per second end to end over the analyzer's answers per second;"
                           " demo_rate_bound_over_wall: the demo's rate bound over its wall time (bench night"
-                          " --scale 1)"}
+                          " --scale 1); history_first_over_last_night: bench history's first night over its last"
+                          " (wall); history_300ms_over_slowest_view_p95: 300 ms over the slowest view's p95 there"}
