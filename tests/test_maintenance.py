@@ -42,7 +42,8 @@ def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, sim
     assert _counts() == before
     # The files the merge released stay a pass for readers still on them; the next pass deletes them.
     again = _maintain()
-    assert again["files_after"] < figures["files_after"] and again["files_after"] == again["live_files_after"]
+    assert again["files_after"] < figures["files_after"]
+    assert again["files_after"] - again["live_files_after"] <= 1  # at most what this pass released: its record's
     assert _counts() == before
 
 

@@ -8,10 +8,10 @@ answers, attempts, journals, judge replies), delete the files earlier passes rel
 inlined rows into Parquet, merge small adjacent files (never past MERGED_FILE_BYTES, so that a
 night rewrites a few megabytes whatever the history), rewrite files that deletions have mostly
 emptied (a backfill replaces every partition), then expire snapshots: all of those older than
-retention.yaml's `snapshots_days`, and within it every snapshot but the last of its day
-(Asia/Shanghai), so that `--as-of` reaches the end of each of those days and every moment since
-the previous pass. The files the expired snapshots released are deleted by the next pass: a
-reader still on them has a night's grace.
+retention.yaml's `snapshots_days`, and, up to the previous pass, every snapshot but the last of
+its day (Asia/Shanghai), so that `--as-of` reaches the end of each of those days and every
+moment since the previous pass (maintenance_passes records each pass). The files the expired
+snapshots released are deleted by the next pass: a reader still on them has a night's grace.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import duckdb
 
 from visibility_assets.config.retention import RetentionSettings
 from visibility_assets.core.days import TIMEZONE
-from visibility_assets.warehouse.db import bind, existing_tables
+from visibility_assets.warehouse.db import bind, ensure_table, existing_tables, insert_batch
 from visibility_assets.warehouse.lake import LAKE, LakeSettings, write_with_retry
 from visibility_assets.warehouse.tables import (
     COLLECTION_REQUESTS,
@@ -31,6 +31,7 @@ from visibility_assets.warehouse.tables import (
     JOURNAL_ANSWERS,
     JOURNAL_ATTEMPTS,
     JOURNAL_REQUESTS,
+    MAINTENANCE_PASSES,
     RAW_AI_RESPONSES,
 )
 
@@ -54,7 +55,8 @@ COMPACTION = (
     "CALL ducklake_merge_adjacent_files('" + LAKE + "', max_file_size => $max_file_size)",
     "CALL ducklake_rewrite_data_files('" + LAKE + "', delete_threshold => $deleted_share)",
 )
-# Every snapshot older than the retention, and every one within it but the last of its day.
+# Every snapshot older than the retention, and, up to the previous pass's, every one but the last of
+# its day: what came since the previous pass stays (a comparison before and after a backfill).
 EXPIRED = """
 SELECT snapshot_id FROM (
     SELECT snapshot_id, snapshot_time,
@@ -62,11 +64,12 @@ SELECT snapshot_id FROM (
                               ORDER BY snapshot_id DESC) AS newest_of_day,
            max(snapshot_id) OVER () AS latest
     FROM ducklake_snapshots('""" + LAKE + """'))
-WHERE snapshot_id < latest AND (newest_of_day > 1 OR snapshot_time < $expire_before)
+WHERE snapshot_id < latest AND (snapshot_time < $expire_before OR (newest_of_day > 1 AND snapshot_id <= $thinned_to))
 ORDER BY snapshot_id
 """
 EXPIRE = "CALL ducklake_expire_snapshots('" + LAKE + "', versions => $versions)"
 DELETE_ORPHANS = "CALL ducklake_delete_orphaned_files('" + LAKE + "', older_than => $expire_before)"
+PREVIOUS_PASS = "SELECT coalesce(max(snapshot_id), -1) FROM " + MAINTENANCE_PASSES.name
 FILES = ("SELECT count(*), coalesce(sum(file_size_bytes), 0) FROM __ducklake_metadata_" + LAKE
          + ".ducklake_data_file WHERE end_snapshot IS NULL")
 STORED = "SELECT count(*) FROM glob($pattern)"
@@ -114,13 +117,28 @@ def maintain(settings: LakeSettings, today: date, retention: RetentionSettings |
         run(statement, bind(statement, {"max_file_size": MERGED_FILE_BYTES, "deleted_share": DELETED_SHARE_REWRITTEN}))
     days = retention.snapshots_days if snapshot_retention_days is None else snapshot_retention_days
     expire_before = datetime.combine(today - timedelta(days=days), datetime.min.time(), tzinfo=UTC)
-    versions = [row[0] for row in run(EXPIRED, {"zone": TIMEZONE, "expire_before": expire_before})]
+    thinned_to = write_with_retry(settings, previous_pass)[0]
+    versions = [row[0] for row in run(EXPIRED, {"zone": TIMEZONE, "expire_before": expire_before,
+                                                "thinned_to": thinned_to})]
     if versions:
         run(EXPIRE, {"versions": versions})
     run(DELETE_ORPHANS, {"expire_before": expire_before})
     (files_after, live_after, bytes_after), _ = write_with_retry(settings, stored_files)
+    write_with_retry(settings, lambda conn: record_pass(conn, live_after, len(versions)))
     return MaintenanceFigures(files_before, files_after, live_before, live_after, bytes_before, bytes_after,
                               len(versions), deleted)
+
+
+def previous_pass(conn: duckdb.DuckDBPyConnection) -> int:
+    """The latest snapshot when the previous pass ended (-1 before the first pass)."""
+    ensure_table(conn, MAINTENANCE_PASSES)
+    return conn.execute(PREVIOUS_PASS).fetchone()[0]
+
+
+def record_pass(conn: duckdb.DuckDBPyConnection, live_files: int, expired: int) -> None:
+    snapshot = conn.execute("FROM " + LAKE + ".current_snapshot()").fetchone()[0]
+    insert_batch(conn, MAINTENANCE_PASSES, MAINTENANCE_PASSES.batch([(datetime.now(UTC), snapshot, live_files,
+                                                                      expired)]))
 
 
 def apply_retention(conn: duckdb.DuckDBPyConnection, retention: RetentionSettings, today: date) -> dict[str, int]:

@@ -329,6 +329,15 @@ FAULT_EVENTS = Table("fault_events", (
     required("occurred_at", TIMESTAMP),
 ), primary_key=("fault_id",))
 
+# One row per pass of the lake maintenance (warehouse/maintenance.py): the snapshots a later pass
+# may thin are those up to the previous pass's, so that `--as-of` reaches every moment since.
+MAINTENANCE_PASSES = Table("maintenance_passes", (
+    required("finished_at", TIMESTAMP),
+    required("snapshot_id", pa.int64()),  # the lake's latest snapshot when the pass ended
+    required("live_files", pa.int64()),
+    required("snapshots_expired", pa.int64()),
+), primary_key=("finished_at",))
+
 TABLES = {table.name: table for table in (*JOURNAL_TABLES, *COLLECTION_TABLES, COLLECTION_RUNS, BRAND_CATALOG,
                                           BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *JUDGE_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
-                                          NOTIFICATION_DELIVERIES, FAULT_EVENTS)}
+                                          NOTIFICATION_DELIVERIES, FAULT_EVENTS, MAINTENANCE_PASSES)}
