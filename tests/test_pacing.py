@@ -77,12 +77,21 @@ def test_senders_asking_at_once_get_slots_one_over_rate_apart():
     assert granted == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
 
 
-def test_idle_time_does_not_save_up_a_burst():
-    """After an idle spell the next slots are still 1/rate apart: unused slots are not banked."""
+def test_idle_time_saves_up_only_the_last_half_second_of_slots():
+    """After an idle spell only the slots of the last CATCH_UP_S are taken at once (rate x 0.5:
+    two at 4 rps), then slots are 1/rate apart again."""
     limiter, clock = paced(4.0)
     granted: list[float] = []
-    clock.run(sender(limiter, clock, granted), sender(limiter, clock, granted, start=10.0, requests=3))
-    assert granted == pytest.approx([0.0, 10.0, 10.25, 10.5])
+    clock.run(sender(limiter, clock, granted), sender(limiter, clock, granted, start=10.0, requests=5))
+    assert granted == pytest.approx([0.0, 10.0, 10.0, 10.0, 10.25, 10.5])
+
+
+def test_no_slot_is_saved_up_while_the_platform_throttles():
+    limiter, clock = paced(4.0)
+    granted: list[float] = []
+    limiter.throttled(3.0)  # a throttling episode of 3 s: the rate drops by 30%, and nothing is caught up
+    clock.run(sender(limiter, clock, granted, start=2.0, requests=3))
+    assert granted == pytest.approx([2.0, 2.0 + 1 / 2.8, 2.0 + 2 / 2.8])
 
 
 def test_429s_within_one_retry_after_cut_the_rate_once():

@@ -181,9 +181,11 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         try:
             with on_stop(lambda signum: loop.call_soon_threadsafe(run.interrupt, signum)):
                 # One request alone first: an account in arrears, a bad key or a wrong model then
-                # costs one refused request, not max_concurrency of them.
-                await run.work_in_tasks(client, queue, 1, limit=1)
-                await run.work_in_tasks(client, queue, min(platform.max_concurrency, queue.qsize()))
+                # costs one refused request, not max_concurrency of them. The others start once
+                # its first attempt has an answer, not after its retries: a transient fault of the
+                # first request would hold the platform's whole rate for its backoff.
+                await run.work_in_tasks(client, queue, min(platform.max_concurrency, queue.qsize() + 1),
+                                        first_alone=True)
         finally:
             run.done.set()
             await checkpointer  # its last flush stores what the workers finished
@@ -254,12 +256,14 @@ class _Run:
         self.told_to_wait = 0
         self.longest_wait_s = 0.0
         self.done = asyncio.Event()
+        self.first_attempt = asyncio.Event()  # the platform has answered an attempt (or failed to)
         self.workers: list[asyncio.Task] = []
         self.last_wait_notice = -WAIT_NOTICE_EVERY_S
         self.interrupted = False
         self.unstored = False  # a checkpoint the disk refused: the in-flight log keeps what it had
 
     async def on_attempt(self, attempt: Attempt) -> None:
+        self.first_attempt.set()
         self.pending_attempts.append(attempt)
         self.report.attempts += 1
         if attempt.http_status == 429:
@@ -269,9 +273,15 @@ class _Run:
             self.report.tokens += attempt.total_tokens or 0
 
     async def work_in_tasks(self, client: ChatClient, queue: asyncio.Queue, workers: int,
-                            limit: int | None = None) -> None:
-        """`workers` taking requests side by side, as tasks that a stop signal cancels."""
-        self.workers = [asyncio.create_task(self.work(client, queue, limit)) for _ in range(workers)]
+                            first_alone: bool = False) -> None:
+        """`workers` taking requests side by side, as tasks that a stop signal cancels; with
+        `first_alone`, the others start once the first one's first attempt is answered."""
+        self.workers = [asyncio.create_task(self.work(client, queue))]
+        if first_alone and workers > 1:
+            answered = asyncio.create_task(self.first_attempt.wait())
+            await asyncio.wait([self.workers[0], answered], return_when=asyncio.FIRST_COMPLETED)
+            answered.cancel()
+        self.workers += [asyncio.create_task(self.work(client, queue)) for _ in range(workers - 1)]
         for result in await asyncio.gather(*self.workers, return_exceptions=True):
             if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                 raise result
@@ -300,12 +310,10 @@ class _Run:
         for worker in self.workers:
             worker.cancel()
 
-    async def work(self, client: ChatClient, queue: asyncio.Queue, limit: int | None = None) -> None:
-        """Take requests from the queue until it is empty, the platform is stopped, or `limit` are done."""
+    async def work(self, client: ChatClient, queue: asyncio.Queue) -> None:
+        """Take requests from the queue until it is empty or the platform is stopped."""
         deadline = self.settings.deadline
-        taken = 0
-        while not queue.empty() and not self.report.stopped and (limit is None or taken < limit):
-            taken += 1
+        while not queue.empty() and not self.report.stopped:
             request = queue.get_nowait()
             if deadline is not None and time.time() >= deadline:
                 self._finish(RequestOutcome(request, DEFERRED))
