@@ -45,22 +45,32 @@ class InFlightLog:
         return [entry["answered"] for entry in self._entries() if "answered" in entry]
 
     def _append(self, entry: dict) -> None:
-        line = json.dumps(entry, ensure_ascii=False)
+        data = (json.dumps(entry, ensure_ascii=False) + "\n").encode()
         with writing("the log of requests in flight", self.path):
             if self._fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            os.write(self._fd, (line + "\n").encode())
+                self._fd = self._open()
+            while data:  # a nearly full disk takes part of a write, then refuses the rest
+                data = data[os.write(self._fd, data):]
+
+    def _open(self) -> int:
+        """The log, opened to append; a line a dead process (or a full disk) left unfinished is
+        ended first, so the next entry starts a line of its own."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")
+        return fd
 
     def _entries(self) -> list[dict]:
         if not self.path.exists():
             return []
         entries = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for line in self.path.read_bytes().splitlines():
             try:
-                entries.append(json.loads(line))
-            except ValueError:
-                continue  # the line being written when the process died
+                entries.append(json.loads(line.decode("utf-8")))
+            except ValueError:  # UnicodeDecodeError is one
+                continue  # a line cut short: the process died, or the disk filled, while writing it
         return entries
 
     def interrupted(self, journaled: set[tuple[str, int]]) -> list[Attempt]:
