@@ -6,9 +6,10 @@ two lake transactions for all of them, where a step each cost 28 transactions, e
 the lake, and most of a night's SQL time on a busy lake. Each model keeps its own asset, its
 lineage and its checks, and the UI can still materialize any one of them (the step builds
 the selected models, in dependency order). The views and tables, which are not partitioned,
-are an asset each, tagged with their kind: a view is only a definition, made or replaced by
-the runner wherever a model reads it and its definition changed, so the nightly and
-re-analysis jobs leave the view assets (and their tests over all history) to the report job.
+are a second multi-asset (SQL_VIEWS_STEP), each asset tagged with its kind: a view is only a
+definition, made or replaced by the runner wherever a model reads it and its definition
+changed, so the nightly and re-analysis jobs leave the view assets (and their tests) to the
+after-night job, where a step each cost Dagster's step overhead a dozen times a night.
 """
 
 from dagster import (
@@ -23,7 +24,6 @@ from dagster import (
     Failure,
     MaterializeResult,
     MultiPartitionsDefinition,
-    asset,
     multi_asset,
 )
 
@@ -34,6 +34,7 @@ from visibility_assets.warehouse.resource import WarehouseResource
 
 MODEL_KIND_TAG = "visibility/model_kind"  # the tag the jobs select view assets by
 INCREMENTAL_MODELS = "incremental_models"  # the one step of the partitioned models
+SQL_VIEWS_STEP = "sql_views"  # the one step of the views and tables
 
 
 def _check_specs(model: Model) -> list[AssetCheckSpec]:
@@ -67,45 +68,31 @@ def _materialize(warehouse: WarehouseResource, project: SqlProject, models: list
         raise Failure(description=str(exc), allow_retries=False) from None
 
 
-def build_model_asset(project: SqlProject, model: Model):
-    """A model that is not partitioned (a view or a table): an asset of its own."""
-
-    @asset(
-        name=model.name,
-        deps=[AssetKey(name) for name in project.upstream_assets(model)],
-        check_specs=_check_specs(model),
-        group_name=model.layer,
-        kinds={"duckdb", "sql"},
-        tags={MODEL_KIND_TAG: model.kind},
-        description=_description(project, model),
-    )
-    def _model_asset(context: AssetExecutionContext, warehouse: WarehouseResource):
-        built = _materialize(warehouse, project, [model], [], context.run_id)
-        yield from _results(model, built[model.name], 0)
-
-    return _model_asset
+def _model_spec(project: SqlProject, model: Model) -> AssetSpec:
+    return AssetSpec(model.name, deps=project.upstream_assets(model), group_name=model.layer, kinds={"duckdb", "sql"},
+                     tags={MODEL_KIND_TAG: model.kind}, description=_description(project, model), skippable=True)
 
 
-def build_partitioned_models(project: SqlProject, models: list[Model], partitions_def: MultiPartitionsDefinition):
-    """The incremental models as one multi-asset: any subset of them in one step."""
+def build_models_step(project: SqlProject, models: list[Model], name: str,
+                      partitions_def: MultiPartitionsDefinition | None = None):
+    """`models` as one multi-asset: any subset of them built in one step, in dependency order
+    (the partitioned ones for the run's partitions)."""
 
     @multi_asset(
-        name=INCREMENTAL_MODELS,
-        specs=[AssetSpec(model.name, deps=project.upstream_assets(model), group_name=model.layer,
-                         kinds={"duckdb", "sql"}, tags={MODEL_KIND_TAG: model.kind},
-                         description=_description(project, model), skippable=True)
-               for model in models],
+        name=name,
+        specs=[_model_spec(project, model) for model in models],
         check_specs=[spec for model in models for spec in _check_specs(model)],
         partitions_def=partitions_def,
-        backfill_policy=BackfillPolicy.single_run(),
+        backfill_policy=BackfillPolicy.single_run() if partitions_def else None,
         can_subset=True,
     )
     def _models(context: AssetExecutionContext, warehouse: WarehouseResource):
         selected = [model for model in models if AssetKey(model.name) in context.selected_asset_keys]
-        built = _materialize(warehouse, project, selected, context.partition_keys, context.run_id)
+        keys = context.partition_keys if partitions_def else []
+        built = _materialize(warehouse, project, selected, keys, context.run_id)
         checks = context.selected_asset_check_keys
         for model in selected:
-            yield from _results(model, built[model.name], len(context.partition_keys), checks.__contains__)
+            yield from _results(model, built[model.name], len(keys), checks.__contains__)
 
     return _models
 
@@ -114,5 +101,6 @@ def build_sql_assets(partitions_def: MultiPartitionsDefinition, project: SqlProj
     project = project or load_project()
     models = [model for model in project.models.values() if model.kind != "ephemeral"]
     partitioned = [model for model in models if model.partitioned]
-    return [*(build_model_asset(project, model) for model in models if not model.partitioned),
-            *([build_partitioned_models(project, partitioned, partitions_def)] if partitioned else [])]
+    unpartitioned = [model for model in models if not model.partitioned]
+    return [*([build_models_step(project, unpartitioned, SQL_VIEWS_STEP)] if unpartitioned else []),
+            *([build_models_step(project, partitioned, INCREMENTAL_MODELS, partitions_def)] if partitioned else [])]
