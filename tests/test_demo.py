@@ -129,10 +129,25 @@ def test_demo_rejects_a_bad_date_without_traceback(tmp_path):
     assert "not a date" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_demo_refuses_a_day_that_is_not_over_yet_without_traceback(tmp_path):
+def _today() -> str:
     from visibility_assets.core.days import yesterday
-    today = (yesterday() + timedelta(days=1)).isoformat()
-    result = subprocess.run([sys.executable, "-m", "visibility_assets.cli", "demo", "--date", today],
-                            capture_output=True, text=True, env={**os.environ, "VISIBILITY_HOME": str(tmp_path)})
-    assert result.returncode == 2 and "the last day that can be collected is" in result.stderr
-    assert "Traceback" not in result.stderr and not (tmp_path / "warehouse").exists()
+    return (yesterday() + timedelta(days=1)).isoformat()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["demo", "--date", "today"], "--date {today}: the days that can be collected run from 2025-01-01"),
+    (["demo", "--date", "2019-06-01"], "--date 2019-06-01: the days that can be collected run from 2025-01-01"),
+    (["demo", "--date", "2025-01-05", "--days", "10"], "--date and --days: 2024-12-27 .. 2025-01-05: the days"),
+    (["demo", "--date", "2026-11-01", "--days", "100000"], "--days 100000: at most 366 days at once"),
+    (["backfill", "--since", "2024-01-01", "--until", "2026-11-01"], "--since and --until: 2024-01-01 .. 2026-11-01:"),
+    (["ask", "--platform", "kimi", "--date", "today"], "--date {today}: the days that can be collected"),
+])
+def test_days_outside_the_partitions_are_refused_before_anything_is_written(tmp_path, monkeypatch, args, said):
+    from tests.cli import visibility
+
+    monkeypatch.setenv("VISIBILITY_HOME", str(tmp_path / "home"))
+    result = visibility(*[_today() if arg == "today" else arg for arg in args])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said.format(today=_today()) in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""  # one line, no traceback
+    assert not (tmp_path / "home").exists()

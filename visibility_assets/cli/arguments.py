@@ -6,6 +6,7 @@ import argparse
 from datetime import date as Date
 
 from visibility_assets.config import VisibilityConfig, load_config
+from visibility_assets.core.days import DayOutOfRange, check_collectable
 
 
 class UserError(Exception):
@@ -32,3 +33,11 @@ def positive_int(text: str) -> int:
 def config_of(args: argparse.Namespace) -> VisibilityConfig:
     """The config named by --config-dir, $VISIBILITY_CONFIG_DIR or the shipped example, validated."""
     return load_config(args.config_dir)
+
+
+def collectable(first: Date, last: Date, option: str) -> None:
+    """Refuse, naming `option`, days outside the partitions (before the first, or not over yet)."""
+    try:
+        check_collectable(first, last)
+    except DayOutOfRange as exc:
+        raise UserError(f"{option} {exc}") from None

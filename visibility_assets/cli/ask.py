@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
-from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.cli.arguments import UserError, collectable, config_of, iso_date, positive_int
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
 from visibility_assets.core.days import yesterday
@@ -43,8 +43,7 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     config = config_of(args)
     day = args.date or yesterday()
-    if day > yesterday():
-        raise UserError(f"--date {day}: partitions end at yesterday ({yesterday()}, Asia/Shanghai)")
+    collectable(day, day, "--date")
     ids = [q.strip() for q in (args.question or "").split(",") if q.strip()]
     return run_ask(config, args.platform, day, ids, args.category, args.rounds, wait_s=args.wait)
 

@@ -3,7 +3,7 @@ platform (operate/runs.py, run_backfill); asks no platform anything."""
 
 from __future__ import annotations
 
-from visibility_assets.cli.arguments import UserError, config_of, iso_date
+from visibility_assets.cli.arguments import UserError, collectable, config_of, iso_date
 from visibility_assets.core.days import yesterday
 
 
@@ -20,6 +20,7 @@ def run(args) -> int:
     until = args.until or yesterday()
     if args.since > until:
         raise UserError(f"--since {args.since} is after --until {until}")
+    collectable(args.since, until, "--since and --until:")
     platforms = args.platform or config.platform_names
     for name in platforms:
         config.platform(name)  # unknown platform: an error naming the known ones

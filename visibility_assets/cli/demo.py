@@ -5,25 +5,30 @@ from __future__ import annotations
 from datetime import date as Date
 from datetime import timedelta
 
-from visibility_assets.cli.arguments import UserError, config_of, iso_date, positive_int
+from visibility_assets.cli.arguments import UserError, collectable, config_of, iso_date, positive_int
 from visibility_assets.core.days import yesterday
 from visibility_assets.tools.demo import run_demo
+
+# A year of nights and a day: longer histories are what `visibility bench history` writes.
+MAX_DAYS = 366
 
 
 def add_parser(commands) -> None:
     demo = commands.add_parser("demo", help="run the pipeline for a day against the simulated platforms")
     demo.add_argument("--date", type=iso_date, help="the (last) day to collect, YYYY-MM-DD (default: yesterday, Asia/Shanghai)")
-    demo.add_argument("--days", type=positive_int, default=1, help="collect the N days ending at --date")
+    demo.add_argument("--days", type=positive_int, default=1,
+                      help=f"collect the N days ending at --date (at most {MAX_DAYS})")
     demo.set_defaults(handler=run)
 
 
 def run(args) -> int:
     config = config_of(args)  # validate before anything is started or written
-    last = yesterday()
-    if args.date and args.date > last:  # the day partitions end yesterday: today is still being asked
-        raise UserError(f"--date {args.date.isoformat()}: the last day that can be collected is"
-                        f" {last.isoformat()} (yesterday, Asia/Shanghai)")
-    return run_demo(config, demo_dates(args.date or last, args.days))
+    if args.days > MAX_DAYS:
+        raise UserError(f"--days {args.days}: at most {MAX_DAYS} days at once")
+    last = args.date or yesterday()
+    dates = demo_dates(last, args.days)
+    collectable(Date.fromisoformat(dates[0]), last, "--date" if args.days == 1 else "--date and --days:")
+    return run_demo(config, dates)
 
 
 def demo_dates(end: Date, days: int) -> list[str]:

@@ -9,9 +9,8 @@ from typing import NamedTuple
 
 from dagster import DailyPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from visibility_assets.core.days import TIMEZONE
+from visibility_assets.core.days import FIRST_DAY, TIMEZONE
 
-FIRST_DAY = "2025-01-01"
 DATE, PLATFORM = "date", "platform"
 
 
@@ -44,7 +43,7 @@ def run_partitions(partition_keys: Iterable[str]) -> list[Partition]:
 
 def daily_platform_partitions(platform_names: Sequence[str]) -> MultiPartitionsDefinition:
     return MultiPartitionsDefinition({
-        DATE: DailyPartitionsDefinition(start_date=FIRST_DAY, timezone=TIMEZONE),
+        DATE: DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone=TIMEZONE),
         PLATFORM: StaticPartitionsDefinition(list(platform_names)),
     })
 
