@@ -77,3 +77,40 @@ def test_a_warehouse_file_of_an_earlier_version_is_imported_once(visibility_home
     status, out, _ = _sql(capsys, "SELECT count(*) AS n FROM raw_ai_responses", "--format", "json")
     assert json.loads(out) == [{"n": 3}]
     assert main(["warehouse", "import", str(tmp_path / "missing.duckdb")]) == 2
+
+
+@pytest.mark.parametrize("query, said", [
+    ("ATTACH 'ducklake:sqlite:{home}/warehouse/catalog.sqlite' AS rw (DATA_PATH '{home}/warehouse/data/')",
+     "ATTACH is refused"),
+    ("DETACH lake", "DETACH is refused"),
+    ("COPY answers_seen TO '{home}/out.csv'", "COPY is refused"),
+    ("INSTALL httpfs", "INSTALL or LOAD is refused"),
+    ("LOAD httpfs", "INSTALL or LOAD is refused"),
+    ("SELECT * FROM read_csv('/etc/passwd')", 'Cannot access file "/etc/passwd"'),
+    ("SELECT content FROM read_text('{home}/dagster_home/dagster.yaml')", "Cannot access file"),
+    ("CREATE TABLE memory.main.copied AS SELECT 1", "CREATE is refused"),
+    ("INSERT INTO answers_seen VALUES ('qwen', 1)", "INSERT is refused"),
+    ("UPDATE answers_seen SET answers = 0", "UPDATE is refused"),
+    ("DELETE FROM answers_seen", "DELETE is refused"),
+    ("DROP TABLE answers_seen", "DROP is refused"),
+    ("SET threads = 1", "SET is refused"),
+    ("PRAGMA table_info('answers_seen')", "PRAGMA is refused"),
+    ("SELECT * FROM sqlite_scan('{home}/warehouse/catalog.sqlite', 'ducklake_snapshot')",
+     "the function sqlite_scan is refused"),
+    ("SELECT * FROM ducklake_cleanup_old_files('lake', cleanup_all => true)",
+     "the function ducklake_cleanup_old_files is refused"),
+    ("SELECT * FROM query('SELECT 1')", "the function query is refused"),
+    ("SELECT 1; DELETE FROM answers_seen", "one query at a time (2 statements given)"),
+])
+def test_every_statement_but_a_select_is_refused_and_no_file_outside_the_lake_is_read(
+        two_snapshots, visibility_home, capsys, query, said):
+    status, out, err = _sql(capsys, query.format(home=visibility_home))
+    assert status == 2 and said in err and out == "" and "Traceback" not in err, err
+    status, out, _ = _sql(capsys, "SELECT platform, answers FROM answers_seen", "--format", "json")
+    assert json.loads(out) == [{"platform": "kimi", "answers": 5}]  # the lake as it was
+    assert not (visibility_home / "out.csv").exists()
+
+
+def test_a_select_still_reads_the_lakes_snapshots_and_tables(two_snapshots, capsys):
+    status, out, err = _sql(capsys, "SELECT count(*) AS n FROM ducklake_snapshots('lake')", "--format", "json")
+    assert status == 0 and json.loads(out)[0]["n"] >= 2, err

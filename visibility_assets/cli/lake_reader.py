@@ -8,13 +8,14 @@ import duckdb
 
 from visibility_assets.cli.arguments import UserError
 from visibility_assets.core.faults import DiskFull, is_disk_full
-from visibility_assets.warehouse.lake import WarehouseSettingError, lake_settings, open_reader
+from visibility_assets.warehouse.lake import WarehouseSettingError, lake_settings, open_reader, open_sealed_reader
 from visibility_assets.warehouse.resource import WarehouseResource
 
 
 @contextmanager
-def read_warehouse(as_of: str | None = None):
-    """The warehouse, read-only, at `as_of` (a snapshot id or a timestamp) when given."""
+def read_warehouse(as_of: str | None = None, sealed: bool = False):
+    """The warehouse, read-only, at `as_of` (a snapshot id or a timestamp) when given; `sealed`
+    for a query the user typed: no file outside the lake, settings locked (open_sealed_reader)."""
     try:
         settings = lake_settings()
     except WarehouseSettingError as exc:
@@ -22,7 +23,7 @@ def read_warehouse(as_of: str | None = None):
     if not WarehouseResource.from_settings(settings).exists():
         raise UserError(f"no warehouse at {settings.catalog}: run `visibility demo` or materialize partitions first")
     try:
-        conn = open_reader(settings, as_of)
+        conn = open_sealed_reader(settings, as_of) if sealed else open_reader(settings, as_of)
     except WarehouseSettingError as exc:
         raise UserError(str(exc)) from None
     except duckdb.Error as exc:

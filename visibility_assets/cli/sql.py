@@ -1,10 +1,18 @@
-"""`visibility sql`: a read-only query against the warehouse, or the SQL that attaches it."""
+"""`visibility sql`: a read-only query against the warehouse, or the SQL that attaches it.
+
+Read-only for real: the query must be one SELECT (DuckDB's own parser says what it is, and
+only a SELECT serializes to its JSON form, which a PRAGMA dressed as a SELECT does not), it may
+call none of the functions that reach past the lake (the sqlite extension's readers of any
+SQLite file, DuckLake's maintenance calls, SQL run from a string), and it runs on a reader
+sealed against every other file, whose settings it cannot change (open_sealed_reader).
+"""
 
 from __future__ import annotations
 
 import csv
 import json
 import sys
+from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -15,6 +23,11 @@ from visibility_assets.cli.lake_reader import first_line, read_warehouse
 from visibility_assets.warehouse.lake import attach_statements, extension_directory, lake_settings, quote
 
 FORMATS = ("table", "csv", "json")
+# DuckLake's functions that only read; every other ducklake_* call maintains or changes the lake.
+DUCKLAKE_READERS = frozenset({"ducklake_snapshots", "ducklake_table_info", "ducklake_list_files",
+                              "ducklake_table_changes", "ducklake_table_insertions", "ducklake_table_deletions"})
+# Functions that run SQL given as a string: what they run is not the query that was checked.
+SQL_FROM_STRINGS = frozenset({"query", "query_table", "json_execute_serialized_sql"})
 
 
 def add_parser(commands) -> None:
@@ -34,8 +47,9 @@ def run(args) -> int:
         return 0
     if not args.query:
         raise UserError("give a query, or --print-attach")
-    with read_warehouse(args.as_of) as conn:
+    with read_warehouse(args.as_of, sealed=True) as conn:
         try:
+            refuse_all_but_a_select(conn, args.query)
             cursor = conn.execute(args.query)
         except duckdb.Error as exc:
             raise UserError(first_line(exc)) from None
@@ -45,6 +59,34 @@ def run(args) -> int:
         rows = cursor.fetchall()
     write(columns, rows, args.format)
     return 0
+
+
+def refuse_all_but_a_select(conn: duckdb.DuckDBPyConnection, query: str) -> None:
+    """UserError unless `query` is one SELECT that calls nothing reaching past the lake."""
+    statements = duckdb.extract_statements(query)
+    if len(statements) != 1:
+        raise UserError(f"visibility sql runs one query at a time ({len(statements)} statements given)")
+    kind = statements[0].type.name
+    serialized = json.loads(conn.execute("SELECT json_serialize_sql($query)", {"query": query}).fetchone()[0])
+    if kind != "SELECT" or serialized.get("error"):
+        named = "PRAGMA" if kind == "SELECT" else {"LOAD": "INSTALL or LOAD"}.get(kind, kind)
+        raise UserError(f"visibility sql is read-only: {named} is refused; it runs one SELECT query")
+    for name in _function_names(serialized):
+        if name in SQL_FROM_STRINGS or name.startswith("sqlite_") or (
+                name.startswith("ducklake_") and name not in DUCKLAKE_READERS):
+            raise UserError(f"visibility sql reads the warehouse only: the function {name} is refused")
+
+
+def _function_names(node) -> Iterator[str]:
+    """Every function a serialized query calls, at any depth (subqueries, CTEs, table functions)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("function_name"), str):
+            yield node["function_name"].lower()
+        for value in node.values():
+            yield from _function_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _function_names(value)
 
 
 def attach_sql() -> str:

@@ -204,6 +204,22 @@ def open_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckd
     return _cursor(_shared_engine(settings, read_only=True))
 
 
+def open_sealed_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
+    """A reader of its own for a query someone typed (`visibility sql`): the lake attached
+    read-only, no file outside its data path reachable (DuckDB's enable_external_access, with
+    the data path allowed), and its settings locked so that the query cannot undo that. Close
+    it when done: it is never shared."""
+    conn = _open(settings, read_only=True, as_of=as_of)
+    try:
+        conn.execute("SET allowed_directories = $folders", {"folders": [settings.data_path]})
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET lock_configuration = true")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def connect(settings: LakeSettings) -> duckdb.DuckDBPyConnection:
     """A writer's connection with the lake attached and selected; close it when done.
 
