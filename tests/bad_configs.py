@@ -141,4 +141,13 @@ CASES = [
               "notifications:\n  report_url: https:///report.html\n", 1, "no host"),
     BadConfig("domain of an unknown class", "domains.yaml", None,
               "domains:\n  - domain: example.org\n    class: blog\n", 2, "class"),
+    BadConfig("a control character in the file", "brands.yaml", ALIYUN, ALIYUN.replace("name: 阿里云", "name: 阿\x01里云"),
+              0, "control character U+0001 is not allowed"),
+    BadConfig("a control character as an escape", "brands.yaml", ALIYUN,
+              ALIYUN.replace("name: 阿里云", 'name: "a\\x01b"'), 0, "holds the control character U+0001"),
+    BadConfig("a NUL byte as an escape", "questions.yaml", Q001, Q001.replace("text: 有哪些适合企业的云数据库方案？",
+                                                                  'text: "有哪些\\0适合企业的云数据库方案？"'), 1,
+              "holds the control character U+0000"),
+    BadConfig("a NUL byte in an alias", "brands.yaml", "aliases: [腾讯云, Tencent Cloud]",
+              'aliases: [腾讯云, "Tencent\\0Cloud"]', 0, "U+0000"),
 ]

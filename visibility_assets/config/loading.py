@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -220,16 +221,47 @@ def _parse_yaml(path: Path, problems: list[str]) -> tuple[yaml.Node, Any] | None
         problems.append(f"{path}: cannot read: {exc}")
         return None
     try:
-        return compose_and_load(text)
+        parsed = compose_and_load(text)
     except DuplicateKey as exc:
         problems.append(f"{name} line {exc.problem_mark.line + 1}: {exc.problem}")
+        return None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow in a file: no marks
+        line = text.count("\n", 0, exc.position) + 1
+        problems.append(f"{name} line {line}: not valid YAML: the control character U+{exc.character:04X}"
+                        " is not allowed in a config file")
         return None
     except yaml.YAMLError as exc:
         mark = _error_mark(exc)
         where = f" line {mark.line + 1}" if mark else ""
-        context = f" ({exc.context} that starts here)" if mark is getattr(exc, "context_mark", None) else ""
-        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', exc)}{context}")
+        context = (f" ({exc.context} that starts here)" if mark is not None and mark is getattr(exc, "context_mark", None)
+                   else "")
+        problems.append(f"{name}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}{context}")
         return None
+    before = len(problems)
+    _refuse_control_characters(name, parsed[0], problems)
+    return parsed if len(problems) == before else None
+
+
+# Written as escapes in a quoted string ("a\x01b", "\0"), YAML lets any character into a value;
+# a NUL or another control character in a name reaches the lake's file lists and the pages.
+# Tabs and line breaks stay allowed (a question may span lines).
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _refuse_control_characters(name: str, node: yaml.Node | None, problems: list[str]) -> None:
+    """A problem for each value (or key) holding a control character, with its line."""
+    if isinstance(node, yaml.ScalarNode):
+        found = CONTROL.search(node.value) if isinstance(node.value, str) else None
+        if found:
+            problems.append(f"{name} line {node.start_mark.line + 1}: the value {node.value!r} holds the control"
+                            f" character U+{ord(found.group()):04X}, which no config value may hold")
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_control_characters(name, item, problems)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _refuse_control_characters(name, key, problems)
+            _refuse_control_characters(name, value, problems)
 
 
 def _error_mark(exc: yaml.YAMLError) -> yaml.Mark | None:
