@@ -85,3 +85,15 @@ def test_token_prints_the_token_as_the_last_line(visibility_home, monkeypatch):
 def test_serve_without_a_warehouse_says_what_to_run_first(visibility_home):
     result = visibility("serve", "--port", "8123")
     assert result.returncode == 2 and "run `visibility demo`" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_serve_on_a_busy_port_says_so_before_it_claims_to_have_started(visibility_home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = visibility("serve", "--port", str(taken.getsockname()[1]))
+    assert result.returncode == 2 and "cannot listen on 127.0.0.1:" in result.stderr and "in use" in result.stderr
+    assert result.stdout == "" and "Traceback" not in result.stderr  # no "workspace: http://..." line
+    assert not visibility_home.exists()

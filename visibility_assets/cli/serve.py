@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 
 from visibility_assets.cli.arguments import UserError, config_of, positive_int
 from visibility_assets.cli.lake_reader import read_warehouse
@@ -31,6 +32,7 @@ def run(args) -> int:
         raise UserError(f"--port {args.port}: not a port")
     if args.root_path and not args.root_path.startswith("/"):
         raise UserError("--root-path starts with / (e.g. /visibility)")
+    refuse_a_busy_port(args.host, args.port)
     try:
         ServeSettings.from_env()
     except ServeSettingError as exc:
@@ -47,3 +49,16 @@ def run(args) -> int:
     uvicorn.run(APP_FACTORY, factory=True, host=args.host, port=args.port, workers=args.workers,
                 proxy_headers=False, server_header=False, log_level="warning", access_log=False)
     return 0
+
+
+def refuse_a_busy_port(host: str, port: int) -> None:
+    """UserError when the address cannot be listened on, before anything says the workspace
+    started (uvicorn would print its own error, then exit 3, after our "workspace:" line)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                            " (another server holds it? choose another with --port)") from None
