@@ -151,3 +151,27 @@ def test_days_outside_the_partitions_are_refused_before_anything_is_written(tmp_
     assert said.format(today=_today()) in result.stderr
     assert result.stderr.count("\n") == 1 and result.stdout == ""  # one line, no traceback
     assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize("holder", ["simulator", "other"])
+def test_a_demo_never_borrows_what_listens_on_its_port_and_writes_nothing(tmp_path, monkeypatch, simulator, holder):
+    """Another simulator (a `visibility simulate`, another installation's demo) or any other
+    program on the config's port: the demo says so before it writes anything."""
+    from tests.cli import visibility
+
+    with socket.socket() as other:
+        if holder == "simulator":
+            port = simulator.port
+        else:
+            other.bind(("127.0.0.1", 0))
+            other.listen()
+            port = other.getsockname()[1]
+        config = write_config(tmp_path / "config", port)
+        monkeypatch.setenv("VISIBILITY_HOME", str(tmp_path / "home"))
+        monkeypatch.delenv("DAGSTER_HOME", raising=False)
+        result = visibility("--config-dir", str(config), "demo", "--date", "2026-11-05")
+    assert result.returncode == 2 and f"cannot start the simulator on 127.0.0.1:{port}" in result.stderr
+    says = "another simulator" if holder == "simulator" else "another program listens there"
+    assert says in result.stderr and result.stdout == "" and "Traceback" not in result.stderr
+    assert not (tmp_path / "home").exists()

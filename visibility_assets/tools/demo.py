@@ -36,8 +36,6 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     from visibility_assets.operate.instance import get_instance
     from visibility_assets.runs import QUIET_RUN, materialize_partitions, run_job
 
-    defs = build_definitions(config)
-    instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
     settings = DEMO_SIMULATOR
     switch = demo_model_switch(config, dates)
     for platform in config.platforms:
@@ -45,17 +43,20 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
             rate_limit_rps=platform.rate_limit_rps, latency_s=settings.default.latency_s,
             model_switch=switch if platform is config.platforms[0] else None,
         ).with_transient_faults(DEMO_FAULT_RATE, hangs=False)
-    print(f"data directory: {data_dir()}", file=out)
-    if switch:
-        print(f"{config.platforms[0].name} switches to the model {switch[1]} on {switch[0]}"
-              " (the model-change canary should flag that day)", file=out)
-    print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
-          file=out, flush=True)
-    catalog_run = run_job(defs, catalog_job.name, instance)
-    print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
-          f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
-    runs = []
+    # The simulators first: a busy port is said before anything is written.
     with running_simulators(config, settings):
+        defs = build_definitions(config)
+        instance = get_instance()  # set up DAGSTER_HOME once, before the worker processes share it
+        print(f"data directory: {data_dir()}", file=out)
+        if switch:
+            print(f"{config.platforms[0].name} switches to the model {switch[1]} on {switch[0]}"
+                  " (the model-change canary should flag that day)", file=out)
+        print(f"simulating {len(config.platforms)} platforms, {len(dates)} day(s): {dates[0]} .. {dates[-1]}",
+              file=out, flush=True)
+        catalog_run = run_job(defs, catalog_job.name, instance)
+        print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
+              f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
+        runs = []
         for day in dates:
             keys = [(day, p.name) for p in config.platforms]
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,

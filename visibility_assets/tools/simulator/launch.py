@@ -28,7 +28,7 @@ def simulated_addresses(config: VisibilityConfig) -> dict[tuple[str, int], list[
     return addresses
 
 
-def _already_serving(host: str, port: int) -> bool:
+def _simulator_answers(host: str, port: int) -> bool:
     try:
         return httpx.get(f"http://{host}:{port}/health", timeout=1).json().get("simulator") is True
     except (httpx.HTTPError, ValueError, AttributeError):
@@ -37,21 +37,23 @@ def _already_serving(host: str, port: int) -> bool:
 
 @contextmanager
 def running_simulators(config: VisibilityConfig, settings: SimulatorSettings):
-    """Serve every loopback platform of the config; reuse a simulator already on its port."""
+    """Serve every loopback platform of the config, each address by a simulator of our own with
+    `settings`: one already listening there (another demo's, a `visibility simulate`, with its own
+    faults, prices and model switches) is never borrowed; the port is said to be busy instead."""
     with ExitStack() as stack:
         servers = []
         for (host, port), names in simulated_addresses(config).items():
-            if _already_serving(host, port):
-                continue
             settings_here = SimulatorSettings(settings.seed, settings.time_scale, settings.default,
                                               settings.platforms, frozenset(names))
             server = SimulatorServer(settings_here, config, host=host, port=port)
             try:
                 server.start_in_thread()
             except OSError as exc:
+                holder = ("another simulator (a `visibility simulate`, or another demo) answers there"
+                          if _simulator_answers(host, port) else "another program listens there")
                 raise SimulatorPortBusy(
-                    f"cannot start the simulator on {host}:{port} ({exc.strerror or exc}); "
-                    f"platforms {', '.join(names)} expect it there: free the port or change base_url"
+                    f"cannot start the simulator on {host}:{port} ({exc.strerror or exc}): {holder}; platforms"
+                    f" {', '.join(names)} expect it there: stop it, or change their base_url"
                 ) from None
             stack.callback(server.stop)
             servers.append(server)
