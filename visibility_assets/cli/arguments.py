@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import date as Date
 
 from visibility_assets.config import VisibilityConfig, load_config
@@ -30,9 +31,16 @@ def positive_int(text: str) -> int:
     return value
 
 
-def config_of(args: argparse.Namespace) -> VisibilityConfig:
-    """The config named by --config-dir, $VISIBILITY_CONFIG_DIR or the shipped example, validated."""
-    return load_config(args.config_dir)
+def config_of(args: argparse.Namespace, warn: bool = True) -> VisibilityConfig:
+    """The config named by --config-dir, $VISIBILITY_CONFIG_DIR or the shipped example, validated;
+    with `warn`, the aliases that would match too much are said on stderr (config/alias_lint.py)."""
+    config = load_config(args.config_dir)
+    if warn:
+        from visibility_assets.config.alias_lint import alias_warnings
+
+        for warning in alias_warnings(config.directory):
+            print(f"visibility {args.command}: warning: {warning}", file=sys.stderr)
+    return config
 
 
 def collectable(first: Date, last: Date, option: str) -> None:

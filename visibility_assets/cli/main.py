@@ -7,6 +7,7 @@ import sys
 import warnings
 
 from visibility_assets.cli import (
+    aliases,
     analyze,
     ask,
     backfill,
@@ -26,7 +27,7 @@ from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
-SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, serve, users, bench)
+SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, aliases, serve, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
