@@ -11,6 +11,7 @@ import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
 from tests.pipeline import raw_asset, read_warehouse, resources
+from visibility_assets.collect.plan import plan_requests
 from visibility_assets.collect.resource import CollectorResource
 from visibility_assets.config import load_config
 from visibility_assets.core.partitions import partition_key, partition_tags
@@ -168,3 +169,68 @@ def test_after_sigkill_the_ledger_counts_every_request_the_platform_received(vis
             " WHERE platform = 'ernie' AND date = ?", [DAY]).fetchone()
     assert interrupted > 0, "the kill should land with requests in flight"
     assert ledger == received
+
+
+def _start_workers(platforms: list[str]) -> list[subprocess.Popen]:
+    get_instance()
+    workers = [subprocess.Popen([sys.executable, "-m", "visibility_assets.run_worker", DAY, platform],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=dict(os.environ)) for platform in platforms]
+    for worker in workers:
+        worker.stdin.close()
+    return workers
+
+
+def _answered_keys(server, platform) -> set[str]:
+    return {key for key, count in _stats(server, platform).get("answered_by_key", {}).items() if count}
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("when", ["sending", "committing"])
+def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibility_home, tmp_path, monkeypatch, when):
+    """kill -9 of every platform's worker while all of them send (or once every answer is in and
+    the workers are storing them): the resumed runs send again only requests the simulator had
+    not answered a moment before the kill, no more than were in flight, and store each answer once."""
+    settings = SimulatorSettings(seed=6, default=PlatformBehaviour(latency_s=(0.05, 0.15)))
+    with SimulatorServer(settings, load_config()) as server:
+        config_dir = write_config(tmp_path / "config", server.port, questions=20, rounds=3, rate_limit_rps=30)
+        monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
+        platforms = load_config().platform_names
+        planned = len(plan_requests(load_config(), load_config().platform(platforms[0]), DAY))
+        enough = 15 if when == "sending" else planned
+        workers = _start_workers(platforms)
+        answered_before, deadline = {}, time.time() + 90
+        while time.time() < deadline:
+            answered_now = {p: _answered_keys(server, p) for p in platforms}
+            if all(len(keys) >= enough for keys in answered_now.values()):
+                break
+            answered_before = answered_now  # the last look before the one that triggers the kill
+            time.sleep(0.2)
+        for worker in workers:
+            worker.send_signal(signal.SIGKILL)
+        for worker in workers:
+            worker.wait()
+        at_kill = {p: _stats(server, p) for p in platforms}
+        for platform in platforms:
+            run = materialize([raw_asset()], partition_key=partition_key(DAY, platform), instance=get_instance(),
+                              resources=resources(), tags=partition_tags(DAY, platform))
+            assert run.success
+        after = {p: _stats(server, p) for p in platforms}
+
+    for platform in platforms:
+        before, now = at_kill[platform]["received_by_key"], after[platform]["received_by_key"]
+        resent = {key for key, count in now.items() if key in before and count > before[key]}
+        answered_at_kill = {key for key, count in at_kill[platform]["answered_by_key"].items() if count}
+        in_flight = {key for key, count in before.items() if count > at_kill[platform]["answered_by_key"].get(key, 0)}
+        # What the simulator answered as the kill landed (since the last look, 0.2 s before) may
+        # not have reached the worker: it is in flight for the worker, and asked again.
+        last_moment = answered_at_kill - answered_before.get(platform, set())
+        assert not resent & answered_before.get(platform, set()), platform  # answered a moment before: kept
+        assert len(resent) <= len(in_flight) + len(last_moment), (platform, resent, in_flight)
+        assert after[platform]["duplicates"] <= len(last_moment)
+        if when == "committing":
+            assert not resent, platform  # every answer was in: nothing is asked again
+    with read_warehouse() as conn:
+        stored = conn.execute("SELECT platform, count(*), count(DISTINCT request_key) FROM raw_ai_responses"
+                              " GROUP BY 1").fetchall()
+    assert sorted(stored) == sorted((p, planned, planned) for p in platforms)
