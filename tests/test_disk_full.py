@@ -65,3 +65,9 @@ def test_a_full_disk_is_said_once_and_the_night_resumes_exactly_once_with_room(t
                                    "--format", "json").stdout)[0]
     assert counts["raw"] == counts["raw_keys"] == counts["cleaned"] == counts["cleaned_keys"] == counts["planned"]
     assert counts["planned"] > 0
+    # An answer received before the disk filled was kept (the log of requests in flight): no
+    # request was answered twice, once by each run.
+    answered_twice = json.loads(visibility("sql", "SELECT count(*) AS n FROM (SELECT request_key FROM http_attempts"
+                                                  " WHERE error_class IS NULL AND http_status = 200 GROUP BY 1"
+                                                  " HAVING count(*) > 1)", "--format", "json").stdout)[0]["n"]
+    assert answered_twice == 0
