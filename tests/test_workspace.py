@@ -3,6 +3,7 @@ every role that may see it, its numbers are mention_metrics' own, and every tabl
 
 import csv
 import io
+from datetime import date
 
 import pytest
 from markupsafe import escape
@@ -78,13 +79,36 @@ def test_a_change_is_marked_only_when_the_alerts_test_finds_it(workspace):
         assert figure["q_value"] >= figure["p_value"]
 
 
-def test_the_competitors_grid_sorts_by_the_chosen_platform(workspace):
+def test_the_competitors_grid_sorts_by_the_chosen_platform_after_the_brand_it_is_on(workspace):
     client = workspace.client("vera")
     body = client.get(f"/api/competitors?category=cloud&from={FIRST}&to={DAY}").json()
-    kimi = sorted((r for r in body["rates"] if r["platform"] == "kimi"), key=lambda r: -r["mention_rate"])
-    page = client.get(f"/competitors?brand=阿里云&from={FIRST}&to={DAY}&sort=kimi").text
+    kimi = sorted((r for r in body["rates"] if r["platform"] == "kimi" and r["brand"] != "腾讯云"),
+                  key=lambda r: -r["mention_rate"])
+    page = client.get(f"/competitors?brand=腾讯云&from={FIRST}&to={DAY}&sort=kimi").text
     positions = [page.index(f">{escape(r['brand'])}</a>") for r in kimi]
-    assert positions == sorted(positions)
+    assert positions == sorted(positions) and page.index(">腾讯云</a>") < positions[0]
+
+
+def test_the_competitors_grid_pages_and_searches_and_always_shows_the_brand_it_is_on(workspace):
+    from visibility_assets.serve.filters import Filters
+    from visibility_assets.serve.views.competitors import competitors
+
+    client = workspace.client("vera")
+    everyone = client.get(f"/api/competitors?category=cloud&from={FIRST}&to={DAY}&sort=brand").json()
+    names = sorted({row["brand"] for row in everyone["rates"]})
+    assert everyone["brands_found"] == len(names) > 4
+    filters = Filters("阿里云", "cloud", date.fromisoformat(FIRST), LAST_DAY, ())
+    with workspace.app.state.workspace.reader.cursor() as conn:  # pages of 2: the own brand is a third row on each
+        pages = [competitors(conn, filters, "brand", "", offset, 2) for offset in range(0, len(names), 2)]
+        searched = competitors(conn, filters, "brand", "腾讯", 0, 2)
+    shown = [[row["brand"] for row in page["grid"]] for page in pages]
+    assert all(rows[0] == "阿里云" for rows in shown)  # first on every page
+    assert [brand for rows in shown for brand in rows[1:] if brand != "阿里云"] \
+        == [name for name in names if name != "阿里云"]  # every other brand once, in order of name
+    assert [row["brand"] for row in searched["grid"]] == ["阿里云", "腾讯云"] and searched["brands_found"] == 1
+    page = client.get(f"/competitors?brand=阿里云&from={FIRST}&to={DAY}&search=%E8%85%BE%E8%AE%AF").text
+    assert "1 brand matching" in page and ">腾讯云</a>" in page and ">华为云</a>" not in page
+    assert client.get(f"/api/competitors?from={FIRST}&to={DAY}&search={'x' * 101}").status_code == 400
 
 
 def test_the_gaps_are_questions_naming_competitors_and_never_the_brand(workspace):

@@ -60,9 +60,7 @@ def _api_answer(name: str, request: Request, data: dict) -> Response:
             "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
     body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
             **{key: table.as_json() for key, table in tables.items()}}
-    if name == "answers":
-        body.update(total=data["total"], offset=data["offset"], limit=data["limit"],
-                    answers=json_value(data["answers"]))
+    body.update(json_value(data.get("api", {})))  # what a view's JSON tells beside its tables (paging)
     return JSONResponse(body)
 
 

@@ -47,10 +47,14 @@ class Filters:
 
     def query(self, **changes) -> str:
         """The URL query of these filters, with `changes` (None removes a key)."""
+        return urlencode(self.items(**changes))
+
+    def items(self, **changes) -> list[tuple[str, str]]:
+        """The URL query's pairs, for a form's hidden fields."""
         values = {"brand": self.brand, "category": self.category, "from": self.start.isoformat(),
                   "to": self.end.isoformat(), "platform": ",".join(self.platforms) or None, "as_of": self.as_of}
         values.update(changes)
-        return urlencode({k: v for k, v in values.items() if v is not None})
+        return [(k, str(v)) for k, v in values.items() if v is not None]
 
     def with_brand(self, brand: str, category: str) -> Filters:
         return replace(self, brand=brand, category=category)

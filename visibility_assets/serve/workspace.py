@@ -23,7 +23,7 @@ from visibility_assets.serve.masking import masked
 from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
 from visibility_assets.serve.views.alerts import alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
-from visibility_assets.serve.views.competitors import competitors
+from visibility_assets.serve.views.competitors import PAGE_ROWS, SEARCH_CHARS, competitors
 from visibility_assets.serve.views.overview import LABELS, overview
 from visibility_assets.serve.views.questions import questions
 from visibility_assets.serve.views.sources import sources
@@ -51,25 +51,36 @@ class View:
     build: Callable[[duckdb.DuckDBPyConnection, Filters, Request, VisibilityConfig], dict]
 
 
-def _answers(conn, filters, request, config) -> dict:
-    query = request.query_params
-    named = query.get("named", "all")
-    if named not in NAMED:
-        raise FilterError(f"named: one of {', '.join(NAMED)}")
+def _offset(query) -> int:
     try:
         offset = int(query.get("offset", "0"))
     except ValueError:
         raise FilterError("offset: a whole number") from None
     if not 0 <= offset <= MAX_OFFSET:
         raise FilterError(f"offset: from 0 to {MAX_OFFSET}")
-    return answers(conn, filters, query.get("question") or None, named, offset, PAGE)
+    return offset
+
+
+def _answers(conn, filters, request, config) -> dict:
+    query = request.query_params
+    named = query.get("named", "all")
+    if named not in NAMED:
+        raise FilterError(f"named: one of {', '.join(NAMED)}")
+    return answers(conn, filters, query.get("question") or None, named, _offset(query), PAGE)
+
+
+def _competitors(conn, filters, request, config) -> dict:
+    query = request.query_params
+    search = query.get("search", "").strip()
+    if len(search) > SEARCH_CHARS:
+        raise FilterError(f"search: at most {SEARCH_CHARS} characters")
+    return competitors(conn, filters, query.get("sort"), search, _offset(query), PAGE_ROWS)
 
 
 VIEWS = {view.name: view for view in (
     View("overview", "Overview", "viewer",
          lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request))),
-    View("competitors", "Competitors", "viewer",
-         lambda conn, f, request, config: competitors(conn, f, request.query_params.get("sort"))),
+    View("competitors", "Competitors", "viewer", _competitors),
     View("questions", "Questions", "viewer",
          lambda conn, f, request, config: questions(conn, f, {q.id: q.text for q in config.questions})),
     View("answers", "Answers", "analyst", _answers),

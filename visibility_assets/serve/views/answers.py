@@ -79,7 +79,8 @@ def answers(conn: duckdb.DuckDBPyConnection, filters: Filters, question: str | N
                for name, sql in (("matches", MATCHES), ("citations", CITATIONS), ("attempts", ATTEMPTS))}
     items = [{**row, **{name: found.get(row["request_key"], []) for name, found in related.items()}}
              for row in listing.rows]
-    return {"tables": {"answers": listing}, "answers": items, "total": total, "offset": offset, "limit": limit}
+    return {"tables": {"answers": listing}, "answers": items, "total": total, "offset": offset, "limit": limit,
+            "api": {"total": total, "offset": offset, "limit": limit, "answers": items}}
 
 
 def _by_key(grid: Grid) -> dict[str, list[dict]]:

@@ -1,5 +1,8 @@
 """Competitors: the category's brands side by side, a brands x platforms grid of mention rates
-with their 95% Wilson intervals over the period (and pooled over the chosen platforms)."""
+with their 95% Wilson intervals over the period (and pooled over the chosen platforms).
+
+A category may hold thousands of brands: the grid shows a page of them (sorted, and searched by
+name, in SQL), with the brand the workspace is on always among them."""
 
 from __future__ import annotations
 
@@ -8,6 +11,11 @@ import duckdb
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
+PAGE_ROWS = 50
+SEARCH_CHARS = 100
+
+# The page's brands are chosen on the sort column's rate (or the name), after the search; then
+# their rows alone are read out, each brand's platforms and its pooled ('all') figures.
 RATES = """
 WITH pooled AS (
     SELECT brand, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
@@ -17,27 +25,58 @@ WITH pooled AS (
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
     GROUP BY GROUPING SETS ((brand, platform), (brand))
 ),
-rated AS (SELECT *, wilson(mentioned, valid) AS rate FROM pooled)
-SELECT brand, platform, mentioned, valid, rate.rate AS mention_rate, rate.low, rate.high,
-       CASE WHEN category_mentions > 0 THEN mentioned / category_mentions END AS share_of_voice
-FROM rated
-ORDER BY brand, platform
+rated AS (SELECT *, wilson(mentioned, valid) AS rate FROM pooled),
+found AS (
+    SELECT brand, max(rate.rate) FILTER (WHERE platform = $sort) AS sort_rate
+    FROM rated
+    WHERE $search = '' OR contains(lower(brand), lower($search))
+    GROUP BY brand
+),
+page AS (
+    SELECT brand, count(*) OVER () AS brands_found
+    FROM found
+    ORDER BY CASE WHEN $sort = 'brand' THEN NULL ELSE sort_rate END DESC NULLS LAST, brand
+    LIMIT $limit OFFSET $offset
+)
+SELECT r.brand, r.platform, r.mentioned, r.valid, r.rate.rate AS mention_rate, r.rate.low, r.rate.high,
+       CASE WHEN r.category_mentions > 0 THEN r.mentioned / r.category_mentions END AS share_of_voice,
+       (SELECT max(brands_found) FROM page) AS brands_found
+FROM rated AS r
+WHERE r.brand IN (SELECT brand FROM page) OR r.brand = $own
+ORDER BY r.brand, r.platform
+"""
+PLATFORMS = """
+SELECT list(DISTINCT platform ORDER BY platform) FROM mention_metrics
+WHERE category = $category AND date BETWEEN $start AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
 """
 
 
-def competitors(conn: duckdb.DuckDBPyConnection, filters: Filters, sort: str | None = None) -> dict:
-    """The rates, and the grid: a row per brand, a cell per platform; sorted by the column
-    `sort` (a platform or `all`, highest first), else by the pooled rate."""
-    rates = Grid.of(conn.execute(RATES, filters.params("category", "start", "end", "platforms")))
-    platforms = sorted({r["platform"] for r in rates.rows} - {"all"})
+def competitors(conn: duckdb.DuckDBPyConnection, filters: Filters, sort: str | None = None, search: str = "",
+                offset: int = 0, limit: int = PAGE_ROWS) -> dict:
+    """The rates of a page of brands, and the grid: a row per brand, a cell per platform; sorted
+    by the column `sort` (a platform or `all`, highest first; `brand`: by name), else by the
+    pooled rate; only brands whose name holds `search`; the workspace's brand always shown."""
+    scope = filters.params("category", "start", "end", "platforms")
+    platforms = conn.execute(PLATFORMS, scope).fetchone()[0] or []
+    column = sort if sort in platforms or sort == "brand" else "all"
+    rates = Grid.of(conn.execute(RATES, {**scope, "sort": column, "search": search, "limit": limit,
+                                         "offset": offset, "own": filters.brand}))
+    found = max((row["brands_found"] or 0 for row in rates.rows), default=0)
+    rates = Grid(tuple(c for c in rates.columns if c != "brands_found"),
+                 tuple({k: v for k, v in row.items() if k != "brands_found"} for row in rates.rows))
     by_brand: dict[str, dict] = {}
     for row in rates.rows:
         by_brand.setdefault(row["brand"], {"brand": row["brand"]})[row["platform"]] = row
-    column = sort if sort in platforms or sort == "brand" else "all"
     if column == "brand":
         order = sorted(by_brand.values(), key=lambda r: r["brand"])
     else:
-        order = sorted(by_brand.values(), key=lambda r: -((r.get(column) or {}).get("mention_rate") or -1))
-    return {"tables": {"rates": rates}, "sort": column,
-            "platforms_shown": platforms, "grid": [{"brand": r["brand"], "own": r["brand"] == filters.brand,
+        order = sorted(by_brand.values(), key=lambda r: (-((r.get(column) or {}).get("mention_rate") or -1),
+                                                         r["brand"]))
+    own = [r for r in order if r["brand"] == filters.brand]
+    order = own + [r for r in order if r["brand"] != filters.brand]  # the workspace's brand first
+    return {"tables": {"rates": rates}, "sort": column, "search": search, "offset": offset, "limit": limit,
+            "brands_found": found, "platforms_shown": platforms,
+            "api": {"sort": column, "search": search, "offset": offset, "limit": limit, "brands_found": found},
+            "grid": [{"brand": r["brand"], "own": r["brand"] == filters.brand,
                       "cells": [r.get(p) for p in ["all", *platforms]]} for r in order]}
