@@ -43,6 +43,8 @@ def add_parser(commands) -> None:
     serve.add_argument("--duration", type=float, default=60.0, help="seconds of the concurrent load")
     serve.add_argument("--samples", type=positive_int, default=30, help="requests per endpoint, one at a time")
     serve.add_argument("--workers", type=positive_int, default=2, help="server processes")
+    serve.add_argument("--brands", type=int, default=0,
+                       help="grow the example's catalog to this many brands, spread over its categories")
     serve.set_defaults(handler=run_serve)
     reanalysis = benches.add_parser("reanalysis", help="the alias-change backfill over D days x K platforms of answers")
     reanalysis.add_argument("--days", type=positive_int, default=30)
@@ -93,7 +95,7 @@ def run_metrics(args) -> int:
 
 def run_serve(args) -> int:
     from visibility_assets.tools.bench.serve import run_serve_bench
-    return _print(run_serve_bench(args.days, args.clients, args.duration, args.samples, args.workers))
+    return _print(run_serve_bench(args.days, args.clients, args.duration, args.samples, args.workers, args.brands))
 
 
 def run_reanalysis(args) -> int:

@@ -30,11 +30,14 @@ from visibility_assets.tools.bench import LAST_DAY, scratch_home
 RATE_RPS, CONCURRENCY = 100, 32  # the example config driven hard: a night is mostly its fixed costs
 
 
-def history_config(target: Path) -> Path:
-    """The example config at RATE_RPS and CONCURRENCY per platform, its simulators on a free port."""
+def history_config(target: Path, brands: int = 0) -> Path:
+    """The example config at RATE_RPS and CONCURRENCY per platform, its simulators on a free port;
+    with `brands`, the catalog grown to that many brands (added_brands)."""
     from visibility_assets.config import EXAMPLE_CONFIG_DIR
 
     shutil.copytree(EXAMPLE_CONFIG_DIR, target)
+    if brands:
+        add_brands(target / "brands.yaml", brands)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -45,6 +48,23 @@ def history_config(target: Path) -> Path:
         platform.update(rate_limit_rps=RATE_RPS, max_concurrency=CONCURRENCY)
     path.write_text(yaml.safe_dump(platforms, allow_unicode=True), encoding="utf-8")
     return target
+
+
+def add_brands(path: Path, total: int) -> None:
+    """The catalog grown to `total` brands, spread evenly over its categories: each added brand
+    named in Chinese and in English, with a third alias for every other one (2-3 aliases, as a
+    large deployment's catalog has them). The answers mention the example's brands; the added
+    ones are the long tail every metric, page and grid still carries."""
+    catalog = yaml.safe_load(path.read_text(encoding="utf-8"))
+    categories = sorted({brand["category"] for brand in catalog["brands"]})
+    for index in range(total - len(catalog["brands"])):
+        category = categories[index % len(categories)]
+        number = index // len(categories) + 1
+        aliases = [f"{category}品牌{number:04d}", f"{category.title()} Brand {number:04d}"]
+        if number % 2:
+            aliases.append(f"{category.upper()}-B{number:04d}")
+        catalog["brands"].append({"name": aliases[0], "category": category, "aliases": aliases})
+    path.write_text(yaml.safe_dump(catalog, allow_unicode=True), encoding="utf-8")
 
 
 def real_night(config, day: date) -> dict:

@@ -29,12 +29,13 @@ VIEWS = ("overview", "competitors", "questions", "answers", "sources", "alerts")
 
 
 def run_serve_bench(days: int = 90, clients: int = 50, duration_s: float = 60.0, samples: int = 30,
-                    workers: int = 2, progress=lambda message: print(message, file=sys.stderr)) -> dict:
+                    workers: int = 2, brands: int = 0,
+                    progress=lambda message: print(message, file=sys.stderr)) -> dict:
     from visibility_assets.config import load_config
     from visibility_assets.tools.bench.history import fill_nights, history_config, storage_sizes
 
     with scratch_home("bench-serve-") as home:
-        config_dir = history_config(Path(home) / "config")
+        config_dir = history_config(Path(home) / "config", brands)
         os.environ["VISIBILITY_CONFIG_DIR"] = str(config_dir)
         config = load_config(config_dir)
         first = LAST_DAY - timedelta(days=days - 1)
@@ -49,7 +50,8 @@ def run_serve_bench(days: int = 90, clients: int = 50, duration_s: float = 60.0,
             progress(f"bench serve: {clients} clients for {duration_s:.0f} s")
             load = asyncio.run(_load(base, cookies, requests, clients, duration_s))
     slowest = max(per_endpoint.values(), key=lambda e: e["p95_ms"])
-    return {"days": days, "platforms": len(config.platforms), "answers": filled["answers"], "workers": workers,
+    return {"days": days, "platforms": len(config.platforms), "brands": len(config.brands),
+            "answers": filled["answers"], "workers": workers,
             **sizes, "endpoints": per_endpoint, "max_p95_ms": slowest["p95_ms"],
             "views_under_300ms_p95": all(e["p95_ms"] < 300 for e in per_endpoint.values()),
             "load": load,
