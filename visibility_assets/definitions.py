@@ -41,7 +41,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             build_raw_ai_responses(partitions, collect_retry_policy),
             brand_catalog,
             build_cleaned_samples(partitions),
-            build_judge_verdicts(partitions),
+            build_judge_verdicts(partitions, judged=config.judge is not None),
             *build_sql_assets(partitions, project),
             build_alert_notifications(partitions, project),
             visibility_report,

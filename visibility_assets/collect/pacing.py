@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable
 DECREASE = 0.7
 LONG_PAUSE_S = 5.0
 CATCH_UP_S = 0.5
-CATCH_UP_S = 0.5
 MINUTE = 60.0
 TURN_MARGIN_S = 0.25  # start a little after the window turns: the clocks of two machines differ
 

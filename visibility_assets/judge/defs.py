@@ -24,7 +24,14 @@ ORDER BY 2, 3, 1
 """
 
 
-def build_judge_verdicts(partitions_def):
+JUDGE_POOL = "judge"
+
+
+def build_judge_verdicts(partitions_def, judged: bool = True):
+    """The asset; `judged`: judge.yaml names a judge. Without one the step sends nothing and
+    takes no place in the judge's pool, where it waited its turn behind every other platform's
+    (up to 4 s a platform on a fast night)."""
+
     @asset(
         name="judge_verdicts",
         partitions_def=partitions_def,
@@ -33,7 +40,7 @@ def build_judge_verdicts(partitions_def):
         group_name="clean",
         kinds={"duckdb", "python"},
         # One judge step at a time across the platforms' runs: they all send to the judge's platform.
-        pool="judge",
+        pool=JUDGE_POOL if judged else None,
         description="judge.yaml's model asked once per valid answer that names tracked brands: per brand"
         " its sentiment, role and claims quoted from the answer (judge_verdicts), and per answer the"
         " call's status, cost and reuse (judge_calls). Empty without judge.yaml; a key judged once is"
