@@ -172,6 +172,10 @@ def test_every_valid_answer_naming_a_brand_is_judged_once_at_its_price_and_never
     assert server.app.stats[JUDGE].judged == eligible
     assert table("SELECT status, count(*) FROM judge_calls GROUP BY 1") == [("judged", eligible)]
 
+    (directory / "judge.yaml").unlink()  # the judge taken out: the day's rows follow judge.yaml
+    run()
+    assert table("SELECT count(*) FROM judge_calls") == [(0,)] and table("SELECT count(*) FROM judge_verdicts") == [(0,)]
+
 
 @pytest.mark.dagster
 @pytest.mark.parametrize("judged_setup", [PlatformBehaviour(latency_s=(0.001, 0.01), billing_error=True)],

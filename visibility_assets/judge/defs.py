@@ -7,7 +7,7 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.partitions import Partition, run_partitions
 from visibility_assets.judge.plan import JudgeItem
 from visibility_assets.judge.run import INVALID, JUDGED, UNSENT, JudgeOutcome, judge_partition
-from visibility_assets.warehouse.db import fill_run_partitions, has_tables
+from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, fill_run_partitions, has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
 from visibility_assets.warehouse.tables import JUDGE_CALLS, JUDGE_VERDICTS
 
@@ -61,7 +61,11 @@ def build_judge_verdicts(partitions_def, judged: bool = True):
                     context.log.warning(f"judge stopped: {outcome.stopped}; the lexicon's labels stand"
                                         " where the judge gave none")
                 outcomes.append(outcome)
-        snapshot = write_outcomes(warehouse, outcomes, partitions)
+        # Without a judge there is nothing to write unless an earlier judge left rows to clear: a
+        # read, where a write of nothing took the lake's writer turn from the other platforms.
+        snapshot = None
+        if config.judge is not None or judged_before(warehouse, partitions):
+            snapshot = write_outcomes(warehouse, outcomes, partitions)
         return MaterializeResult(metadata=judge_metadata(config.judge, outcomes, snapshot))
 
     return judge_verdicts
@@ -73,6 +77,15 @@ def read_items(warehouse: WarehouseResource, partitions: list[Partition]) -> lis
             return []
         fill_run_partitions(conn, partitions)
         return [JudgeItem(*row[:7], tuple(row[7])) for row in conn.execute(READ_ITEMS).fetchall()]
+
+
+def judged_before(warehouse: WarehouseResource, partitions: list[Partition]) -> bool:
+    """Whether the judge's tables hold rows of these partitions."""
+    with warehouse.read_only() as conn:
+        if not has_tables(conn, JUDGE_CALLS.name):
+            return False
+        fill_run_partitions(conn, partitions)
+        return conn.execute("SELECT count(*) > 0 FROM " + JUDGE_CALLS.name + " WHERE " + IN_RUN_PARTITIONS).fetchone()[0]
 
 
 def write_outcomes(warehouse: WarehouseResource, outcomes: list[JudgeOutcome], partitions: list[Partition]):

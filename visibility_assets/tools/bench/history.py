@@ -20,7 +20,7 @@ import shutil
 import socket
 import sys
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -73,13 +73,35 @@ def real_night(config, day: date) -> dict:
     from visibility_assets.tools.demo import run_demo
 
     log = io.StringIO()
-    started = time.monotonic()
+    started, began = time.monotonic(), time.time()
     with ProcessTree() as tree:
         status = run_demo(config, [day.isoformat()], out=log)
     wall = time.monotonic() - started
     if status != 0:
         raise RuntimeError(f"bench history: the night of {day} failed:\n{log.getvalue()[-3000:]}")
-    return {"wall_s": round(wall, 2), "cpu_s": round(tree.cpu_s, 1), "peak_memory_mb": round(tree.peak_pss_bytes / 2**20)}
+    return {"wall_s": round(wall, 2), "cpu_s": round(tree.cpu_s, 1), "peak_memory_mb": round(tree.peak_pss_bytes / 2**20),
+            "steps_s": step_seconds(began)}
+
+
+def step_seconds(since: float) -> dict[str, float]:
+    """Where a night's time went: each step's seconds, summed over the runs created since `since`
+    (the platforms' runs side by side, then the after-night run), from Dagster's event log."""
+    from dagster import DagsterEventType, RunsFilter
+
+    from visibility_assets.operate.instance import get_instance
+
+    instance = get_instance()
+    kinds = {DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE}
+    totals: dict[str, float] = {}
+    for record in instance.get_run_records(RunsFilter(created_after=datetime.fromtimestamp(since, UTC))):
+        started: dict[str, float] = {}
+        for entry in instance.all_logs(record.dagster_run.run_id, of_type=kinds):
+            if entry.dagster_event.event_type == DagsterEventType.STEP_START:
+                started[entry.step_key] = entry.timestamp
+            elif entry.step_key in started:
+                key = f"{record.dagster_run.job_name}.{entry.step_key}"
+                totals[key] = round(totals.get(key, 0.0) + entry.timestamp - started.pop(entry.step_key), 2)
+    return dict(sorted(totals.items()))
 
 
 def storage_sizes() -> dict:
@@ -108,21 +130,13 @@ def fill_nights(config, days: list[date], progress, processes: int = 2) -> dict:
                 failed_checks.update(written.failed_checks)
                 answers += written.answers
             began = time.monotonic()
-            maintain_lake(config, day)
+            writer.maintain(day)
             maintenance_s += time.monotonic() - began
             if index % 30 == 0 or index == len(days):
                 progress(f"bench history: {index} of {len(days)} nights written"
                          f" ({time.monotonic() - started:.0f} s), {storage_sizes()}")
     return {"nights": len(days), "answers": answers, "wall_s": round(time.monotonic() - started, 1),
             "maintenance_s": round(maintenance_s, 1), "failed_checks": sorted(failed_checks)}
-
-
-def maintain_lake(config, night: date) -> None:
-    """The lake maintenance as the after-night run applies it (warehouse/defs.py)."""
-    from visibility_assets.warehouse.lake import lake_settings
-    from visibility_assets.warehouse.maintenance import maintain
-
-    maintain(lake_settings(), night + timedelta(days=1), config.retention)
 
 
 def alias_backfill(config, first: date, last: date) -> dict:

@@ -147,6 +147,18 @@ def _write(day_and_platform: tuple[str, str]) -> PartitionWritten:
     return _WRITER.write(*day_and_platform)
 
 
+def _maintain(night: str) -> None:
+    maintain_lake(_WRITER.config, date.fromisoformat(night))
+
+
+def maintain_lake(config: VisibilityConfig, night: date) -> None:
+    """The lake maintenance as the after-night run applies it (warehouse/defs.py)."""
+    from visibility_assets.warehouse.lake import lake_settings
+    from visibility_assets.warehouse.maintenance import maintain
+
+    maintain(lake_settings(), night + timedelta(days=1), config.retention)
+
+
 class HistoryWriter:
     """Nights written by `processes` worker processes, a night's platforms side by side, the
     nights one after another (an alert's baseline is the nights before), each followed by the
@@ -166,6 +178,11 @@ class HistoryWriter:
 
     def night(self, day: date) -> list[PartitionWritten]:
         return self.pool.map(_write, [(day.isoformat(), name) for name in self.config.platform_names], chunksize=1)
+
+    def maintain(self, night: date) -> None:
+        """The lake maintenance after `night`, as the after-night run applies it, in a worker: the
+        measuring process keeps no DuckDB of the nights it did not run."""
+        self.pool.apply(_maintain, (night.isoformat(),))
 
 
 def days_between(first: date, last: date) -> list[date]:
