@@ -24,6 +24,15 @@ from visibility_assets.definitions import build_definitions  # noqa: E402
 from visibility_assets.operate.instance import get_instance  # noqa: E402
 from visibility_assets.runs import PartitionRun, materialize_partition  # noqa: E402
 
+# What building the instance imports (its storage, the run launcher, Dagster's daemon package):
+# ~0.3 s that every worker paid before its run could start.
+import dagster._core.storage.base_storage  # noqa: E402, F401
+import dagster._core.storage.runs  # noqa: E402, F401
+import dagster._daemon  # noqa: E402, F401
+
+import visibility_assets.operate.instance.event_log  # noqa: E402, F401
+import visibility_assets.operate.instance.launcher  # noqa: E402, F401
+
 # The imported pipeline set aside from the collector: a worker's collections then never walk
 # (and so never copy) the pages its server's imports filled, which the workers share.
 gc.freeze()

@@ -80,6 +80,7 @@ def real_night(config, day: date) -> dict:
     if status != 0:
         raise RuntimeError(f"bench history: the night of {day} failed:\n{log.getvalue()[-3000:]}")
     return {"wall_s": round(wall, 2), "cpu_s": round(tree.cpu_s, 1), "peak_memory_mb": round(tree.peak_pss_bytes / 2**20),
+            "largest_process_mb": round(tree.largest_pss_bytes / 2**20),
             "steps_s": step_seconds(began)}
 
 

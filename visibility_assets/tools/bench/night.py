@@ -63,7 +63,7 @@ class ProcessTree:
 
     def __init__(self, interval_s: float = 0.2, root: int | None = None):
         self.interval_s, self.root = interval_s, root or os.getpid()
-        self.peak_pss_bytes, self.cpu_s = 0, 0.0
+        self.peak_pss_bytes, self.largest_pss_bytes, self.cpu_s = 0, 0, 0.0
         self._reader: subprocess.Popen | None = None
 
     def __enter__(self) -> ProcessTree:
@@ -78,20 +78,23 @@ class ProcessTree:
         out, _ = self._reader.communicate("stop\n", timeout=60)  # it reads once more, then reports
         figures = json.loads(out.strip().splitlines()[-1])
         self.peak_pss_bytes, self.cpu_s = figures["peak_pss_bytes"], figures["cpu_s"]
+        self.largest_pss_bytes = figures["largest_pss_bytes"]  # the largest one process was
 
 
 def read_tree(root: int, interval_s: float, stop: threading.Event) -> dict:
     """The tree's peak summed PSS and the CPU seconds it used while read, every interval until
     `stop`, and once after."""
-    me, peak, cpu_ticks, before = os.getpid(), 0, {}, {}
+    me, peak, largest, cpu_ticks, before = os.getpid(), 0, 0, {}, {}
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, largest
         pss = 0
         for pid, stat in _tree(root).items():
             if pid != me:
                 cpu_ticks[pid] = max(cpu_ticks.get(pid, 0), int(stat[11]) + int(stat[12]))
-                pss += _pss_bytes(pid)
+                own = _pss_bytes(pid)
+                pss += own
+                largest = max(largest, own)
         peak = max(peak, pss)
 
     sample()
@@ -101,7 +104,7 @@ def read_tree(root: int, interval_s: float, stop: threading.Event) -> dict:
         sample()
     sample()
     used = sum(ticks - before.get(pid, 0) for pid, ticks in cpu_ticks.items())
-    return {"peak_pss_bytes": peak, "cpu_s": used / os.sysconf("SC_CLK_TCK")}
+    return {"peak_pss_bytes": peak, "largest_pss_bytes": largest, "cpu_s": used / os.sysconf("SC_CLK_TCK")}
 
 
 def _tree(root: int) -> dict[int, list[str]]:
@@ -155,11 +158,13 @@ def run_night_bench(scale: int = 10, progress=lambda message: None) -> dict:
             "success": status == 0, "wall_s": round(wall, 2), "rate_bound_s": round(bound, 2),
             "slowest_platform": slowest, "wall_over_rate_bound": round(wall / bound, 3),
             "cpu_s": round(tree.cpu_s, 1), "peak_memory_mb": round(tree.peak_pss_bytes / 2**20),
+            "largest_process_mb": round(tree.largest_pss_bytes / 2**20),
             "definition": "wall_s: `visibility demo` for one day on the example config with `scale` times its"
                           " questions and scale/2 times its rate and concurrency; rate_bound_s: the slowest"
                           " platform's requests at its rate_limit_rps (a tool-loop search counts two);"
                           " cpu_s: this process and every process under it; peak_memory_mb: the peak of"
-                          " their summed proportional set size (PSS), both read from /proc every 0.2 s"}
+                          " their summed proportional set size (PSS), largest_process_mb: the most one of"
+                          " them held, both read from /proc every 0.2 s"}
 
 
 def main() -> None:
