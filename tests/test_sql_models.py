@@ -1035,3 +1035,29 @@ def test_many_models_build_in_two_transactions_and_a_changed_view_is_replaced_wh
     assert view_definitions(lake.conn)["stg_brand_results"] != first["stg_brand_results"]
     assert "added_column" in {c[0] for c in lake.conn.execute("DESCRIBE stg_brand_results").fetchall()}
     assert view_definitions(lake.conn)["stg_samples"] == first.get("stg_samples")  # unchanged: left alone
+
+
+def test_a_view_is_tested_over_all_its_rows_when_made_then_over_its_last_days_after_each_night():
+    """A view's tests (stg_samples': valid exactly when there is no invalid_reason) read all its
+    rows when the view is made, then only the days before its latest that a night can change."""
+    from datetime import timedelta
+
+    from visibility_assets.measure.runner import RECENT_DAYS, materialize_models
+
+    lake = OneConnection()
+    table = TABLES["cleaned_samples"]
+    ensure_table(lake.conn, table)
+
+    def add(*rows):
+        insert_batch(lake.conn, table, table.from_dicts([source_row("cleaned_samples", **r) for r in rows]))
+
+    add(sample("old", day=DAY - timedelta(days=30), valid=False), sample("new", day=DAY))  # "old" breaks the rule
+    project = shipped_project()
+    view = [project.models["stg_samples"]]
+    made = materialize_models(lake, project, view, [], RUN_ID)["stg_samples"].failing
+    assert made["expression_3"] == 1  # made now: every row tested
+    again = materialize_models(lake, project, view, [], RUN_ID)["stg_samples"].failing
+    assert again["expression_3"] == 0  # 30 days back: tested when it was new
+    add(sample("last", day=DAY - timedelta(days=RECENT_DAYS), valid=False))
+    assert materialize_models(lake, project, view, [], RUN_ID)["stg_samples"].failing[
+        "expression_3"] == 1
