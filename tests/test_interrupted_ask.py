@@ -54,7 +54,6 @@ def _stop_midway(simulator, signum: int) -> tuple[str, str]:
     while _stats(simulator).get("answered", 0) < 6:  # in the middle of its run: answers stored, more to send
         assert ask.poll() is None and time.monotonic() < deadline, ask.communicate()
         time.sleep(0.1)
-    time.sleep(0.7)  # a checkpoint (every 0.5 s) stores the answers received so far
     ask.send_signal(signum)
     out, err = ask.communicate(timeout=60)
     assert ask.returncode == (-signum if signum == signal.SIGKILL else 128 + signum), out + err
@@ -70,9 +69,6 @@ def test_a_stopped_ask_is_resumed_by_the_next_without_sending_a_saved_answer_aga
     instance = get_instance()
     (first,) = instance.get_runs()
     [(task_id, state, retries)] = _rows("SELECT task_id, state, retries FROM collection_tasks")
-    saved = {key for (key,) in _rows("SELECT request_key FROM journal_answers WHERE run_id = $run",
-                                     {"run": first.run_id})}
-    assert saved
     if signum == signal.SIGKILL:  # nothing could be said: the run still looks alive
         assert first.status == DagsterRunStatus.STARTED and (state, retries) == ("requested", 0)
     else:  # told to stop: it stored what it had and ended its run as failed, at once
@@ -97,5 +93,10 @@ def test_a_stopped_ask_is_resumed_by_the_next_without_sending_a_saved_answer_aga
                     {"task": task_id})
     assert len(answers) == 9 * 4 and all(n == 1 for _, n in answers)  # cloud's 9 questions x 4 rounds
     received = _stats(slow_simulator)["received_by_key"]
+    # What the stopped run received it kept: told to stop, in the journal at once; killed, in its
+    # in-flight log, which the resumed run stores under the stopped run's id before sending.
+    saved = {key for (key,) in _rows("SELECT request_key FROM journal_answers WHERE run_id = $run",
+                                     {"run": first.run_id})}
+    assert len(saved) >= 6 - 2  # answered before the stop, but for two in flight (max_concurrency)
     # A saved answer is never asked for again (one cut off in flight is: its answer was never stored).
     assert all(received[key] == 1 for key in saved), {k: received[k] for k in saved}

@@ -31,19 +31,25 @@ def _maintain(run_config=None):
 
 
 def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, simulated, tmp_path, monkeypatch):
-    """Paced as the demo is, each checkpoint of a partition's requests writes a small file."""
-    config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=15, rounds=2, rate_limit_rps=6)
+    """Each partition's publish and each checkpoint of its requests writes small files of its own."""
+    config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=15, rounds=2, rate_limit_rps=50)
     monkeypatch.setenv("VISIBILITY_CONFIG_DIR", str(config_dir))
-    assert materialize_for(["mention_metrics"], DAYS[0], "deepseek").success
+    for platform in ("deepseek", "qwen"):
+        assert materialize_for(["mention_metrics"], DAYS[0], platform).success
     before = _counts()
     figures = _maintain()
     print("maintenance:", figures)  # the closing note quotes these
     assert figures["live_files_after"] < figures["live_files_before"]
     assert _counts() == before
-    # The files the merge released stay a pass for readers still on them; the next pass deletes them.
+    # The files a merge released stay a pass for readers still on them; the next pass deletes them.
     again = _maintain()
     assert again["files_after"] < figures["files_after"]
-    assert again["files_after"] - again["live_files_after"] <= 1  # at most what this pass released: its record's
+    assert _counts() == before
+    # With nothing new to merge, a pass leaves no dead file but the two its merge of the passes'
+    # own records released (maintenance_passes: the merged file and the last pass's record).
+    settled = _maintain()
+    assert settled["live_files_after"] <= again["live_files_after"]
+    assert settled["files_after"] - settled["live_files_after"] <= 2, settled
     assert _counts() == before
 
 

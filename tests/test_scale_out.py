@@ -79,7 +79,8 @@ def _machine(root: Path, name: str, port: int, shared: dict) -> dict:
     dagster_home = folder / "dagster_home"
     dagster_home.mkdir(parents=True)
     shutil.copy(INSTANCE_YAML["postgres"], dagster_home / "dagster.yaml")
-    config = write_config(folder / "config", port, questions=20, rounds=3, rate_limit_rps=15)
+    # 60 requests at 6 a second outlast the collector's first checkpoint (every 5 s).
+    config = write_config(folder / "config", port, questions=20, rounds=3, rate_limit_rps=6)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("VISIBILITY_", "DAGSTER_"))}
     return {**env, **shared, "VISIBILITY_HOME": str(folder / "home"), "DAGSTER_HOME": str(dagster_home),
             "VISIBILITY_CONFIG_DIR": str(config)}
@@ -94,6 +95,12 @@ def _run_worker(env: dict, platform: str) -> subprocess.Popen:
 
 def _stats(server, platform):
     return httpx.get(f"{server.url}/_stats").json().get(platform, {})
+
+
+def _journaled(day: str, platform: str) -> set[str]:
+    with reading(lake_settings()) as conn:
+        return {k for (k,) in conn.execute("SELECT request_key FROM journal_answers WHERE date = ? AND platform = ?",
+                                           [day, platform]).fetchall()}
 
 
 def test_two_machines_collect_at_once_and_one_resumes_what_the_other_was_killed_in(
@@ -118,19 +125,17 @@ def test_two_machines_collect_at_once_and_one_resumes_what_the_other_was_killed_
         assert all(w.returncode == 0 and '"success": true' in out for w, (out, _) in zip(workers, outputs)), [
             (w.returncode, out[-1000:], err[-4000:]) for w, (out, err) in zip(workers, outputs)]
 
-        # Machine A is killed mid-collection; machine B resumes the same partition.
+        # Machine A is killed mid-collection, after a checkpoint put answers in the shared journal
+        # (its in-flight log, on its own disk, is not machine B's to read); machine B resumes.
+        for key, value in shared.items():
+            monkeypatch.setenv(key, value)
         killed = _run_worker(machine_a, "kimi")
         deadline = time.time() + 120
-        while _stats(server, "kimi").get("answered", 0) < 25 and time.time() < deadline:
-            time.sleep(0.05)
+        while not (stored := _journaled(DAY, "kimi")) and time.time() < deadline:
+            time.sleep(0.2)
         killed.send_signal(signal.SIGKILL)
         killed.wait()
         received_before = _stats(server, "kimi")["received_by_key"]
-        for key, value in shared.items():
-            monkeypatch.setenv(key, value)
-        with reading(lake_settings()) as conn:
-            stored = {k for (k,) in conn.execute("SELECT request_key FROM journal_answers WHERE date = ?"
-                                                  " AND platform = 'kimi'", [DAY]).fetchall()}
         assert 0 < len(stored) < 60, "the kill should land midway"
 
         out, err = _run_worker(machine_b, "kimi").communicate(timeout=240)
