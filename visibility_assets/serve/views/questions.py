@@ -15,6 +15,7 @@ WITH results AS (
     FROM stg_brand_results AS b
     JOIN stg_samples AS s USING (request_key)
     WHERE b.category = $category AND b.date BETWEEN $start AND $end AND b.valid
+      AND (b.mentioned OR b.brand = $brand)  -- every other brand's row that names nothing: most of them
       AND s.date BETWEEN $start AND $end AND s.category = $category
       AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
 ),
