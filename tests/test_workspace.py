@@ -111,6 +111,28 @@ def test_the_competitors_grid_pages_and_searches_and_always_shows_the_brand_it_i
     assert client.get(f"/api/competitors?from={FIRST}&to={DAY}&search={'x' * 101}").status_code == 400
 
 
+def test_the_alerts_come_a_page_at_a_time_the_alerts_before_the_borderline_changes(workspace):
+    from visibility_assets.serve.filters import Filters
+    from visibility_assets.serve.views.alerts import alerts
+
+    client = workspace.client("vera")
+    first_page = client.get(f"/api/alerts?category=cloud&from={FIRST}&to={DAY}").json()
+    with reading(workspace.lake) as conn:
+        (expected,) = conn.execute("SELECT count(*) FROM visibility_alerts WHERE date BETWEEN ? AND ?"
+                                   " AND (category IS NULL OR category = 'cloud')", [FIRST, DAY]).fetchone()
+    assert first_page["alerts_found"] == expected > 1 and first_page["offset"] == 0
+    filters = Filters("阿里云", "cloud", date.fromisoformat(FIRST), date.fromisoformat(DAY), ())
+    with workspace.app.state.workspace.reader.cursor() as conn:
+        pages = [alerts(conn, filters, offset, 1)["tables"]["alerts"].rows for offset in range(expected + 1)]
+    rows = [row for page in pages for row in page]
+    assert [len(page) for page in pages] == [1] * expected + [0]  # a page of one, then none past the end
+    assert len({(r["date"], r["platform"], r["kind"], r["subject"]) for r in rows}) == len(rows) == expected
+    decisions = [row["decision"] for row in rows]
+    assert decisions == sorted(decisions, key=lambda d: d != "alert")  # every alert before any other
+    page = client.get(f"/alerts?category=cloud&from={FIRST}&to={DAY}").text
+    assert f"{expected} changes tested in the period" in page
+
+
 def test_the_gaps_are_questions_naming_competitors_and_never_the_brand(workspace):
     client = workspace.client("vera")
     body = client.get(f"/api/questions?brand=阿里云&from={FIRST}&to={DAY}").json()

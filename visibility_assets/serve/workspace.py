@@ -21,7 +21,7 @@ from visibility_assets.serve.auth import Guard
 from visibility_assets.serve.filters import FilterError, Filters, parse_filters
 from visibility_assets.serve.masking import masked
 from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
-from visibility_assets.serve.views.alerts import alerts
+from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
 from visibility_assets.serve.views.competitors import PAGE_ROWS, SEARCH_CHARS, competitors
 from visibility_assets.serve.views.overview import LABELS, overview
@@ -85,7 +85,8 @@ VIEWS = {view.name: view for view in (
          lambda conn, f, request, config: questions(conn, f, {q.id: q.text for q in config.questions})),
     View("answers", "Answers", "analyst", _answers),
     View("sources", "Sources", "viewer", lambda conn, f, request, config: sources(conn, f)),
-    View("alerts", "Alerts and quality", "viewer", lambda conn, f, request, config: alerts(conn, f)),
+    View("alerts", "Alerts and quality", "viewer",
+         lambda conn, f, request, config: alerts(conn, f, _offset(request.query_params), PAGE_ALERTS)),
 )}
 
 

@@ -140,10 +140,7 @@ class WarehouseResource(ConfigurableResource):
             for name, table in tables.items():
                 ensure_table(conn, TABLES[name])
                 conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
-                if table.num_rows:
-                    conn.register("batch", table)
-                    conn.execute("INSERT INTO " + name + " BY NAME SELECT * FROM batch")
-                    conn.unregister("batch")
+                insert_batch(conn, TABLES[name], table)
 
         return self.write(work)[1]
 

@@ -1,6 +1,9 @@
 """Alerts and quality: the alerts of the period with their p and q values, each with the
 periods its evidence comes from (the day, and the trailing 7 days it was tested against), and
-the collection-quality panel."""
+the collection-quality panel.
+
+A category of thousands of brands has thousands of borderline changes a month: the alerts come a
+page at a time, the period's alerts before its borderline changes."""
 
 from __future__ import annotations
 
@@ -11,17 +14,19 @@ from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import has_tables
 
 BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
+PAGE_ALERTS = 50
 
 ALERTS = """
 SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
        baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
        model_changed, fault_class, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
-       CAST(date - to_days(1) AS DATE) AS baseline_to
+       CAST(date - to_days(1) AS DATE) AS baseline_to, count(*) OVER () AS alerts_found
 FROM visibility_alerts
 WHERE date BETWEEN $start AND $end
   AND (category IS NULL OR category = $category)
   AND (len($platforms) = 0 OR list_contains($platforms, platform))
-ORDER BY date DESC, decision, p_value NULLS LAST, platform, subject
+ORDER BY decision = 'alert' DESC, date DESC, decision, p_value NULLS LAST, platform, subject
+LIMIT $limit OFFSET $offset
 """
 
 QUALITY = """
@@ -49,12 +54,16 @@ ORDER BY f.date DESC, f.platform, list_position(['source', 'rule', 'downstream']
 FAULT_COLUMNS = ("date", "platform", "fault_class", "alerts", "faults", "kinds", "details")
 
 
-def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters) -> dict:
+def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters, offset: int = 0, limit: int = PAGE_ALERTS) -> dict:
+    page = Grid.of(conn.execute(ALERTS, {**filters.params("category", "start", "end", "platforms"),
+                                         "baseline": BASELINE_DAYS, "limit": limit, "offset": offset}))
+    found = page.rows[0]["alerts_found"] if page.rows else 0
     tables = {
-        "alerts": Grid.of(conn.execute(ALERTS, {**filters.params("category", "start", "end", "platforms"),
-                                                "baseline": BASELINE_DAYS})),
+        "alerts": Grid(tuple(c for c in page.columns if c != "alerts_found"),
+                       tuple({k: v for k, v in row.items() if k != "alerts_found"} for row in page.rows)),
         "quality": Grid.of(conn.execute(QUALITY, filters.params("start", "end", "platforms"))),
     }
     tables["faults"] = (Grid.of(conn.execute(FAULTS, filters.params("start", "end", "platforms")))
                         if has_tables(conn, "faults_by_class", "fault_events") else Grid(FAULT_COLUMNS, ()))
-    return {"tables": tables}
+    paging = {"alerts_found": found, "offset": offset, "limit": limit}
+    return {"tables": tables, **paging, "api": paging}

@@ -11,9 +11,10 @@ from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
 PAGE = 50
-NAMED = ("all", "yes", "no")  # every answer of the cell, those naming the brand, those that do not
 
 # The page's answers first, from the narrow tables (no text); then the texts of those alone.
+# `named` is a literal condition, not a parameter: the scan then skips the row groups of
+# sample_brand_results that hold no row naming a brand (tables.py: its write order).
 PAGE_KEYS = """
 SELECT b.request_key, b.date, b.platform, s.question_id, s.round, count(*) OVER () AS total
 FROM sample_brand_results AS b
@@ -22,7 +23,10 @@ WHERE b.brand = $brand AND b.category = $category AND b.date BETWEEN $start AND 
   AND s.date BETWEEN $start AND $end AND s.category = $category
   AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
   AND ($question IS NULL OR s.question_id = $question)
-  AND ($named = 'all' OR b.mentioned = ($named = 'yes'))
+"""
+NAMED_CONDITION = {"all": "", "yes": "  AND b.mentioned\n", "no": "  AND NOT b.mentioned\n"}
+NAMED = tuple(NAMED_CONDITION)  # every answer of the cell, those naming the brand, those that do not
+PAGE_ORDER = """
 ORDER BY b.date, b.platform, s.question_id, s.round, b.request_key
 LIMIT $limit OFFSET $offset
 """
@@ -65,8 +69,8 @@ ORDER BY request_key, attempt
 def answers(conn: duckdb.DuckDBPyConnection, filters: Filters, question: str | None = None, named: str = "all",
             offset: int = 0, limit: int = PAGE) -> dict:
     scope = filters.params("brand", "category", "start", "end", "platforms")
-    page = conn.execute(PAGE_KEYS, {**scope, "question": question, "named": named, "limit": limit,
-                                    "offset": offset}).fetchall()
+    page = conn.execute(PAGE_KEYS + NAMED_CONDITION[named] + PAGE_ORDER,
+                        {**scope, "question": question, "limit": limit, "offset": offset}).fetchall()
     total = page[0][-1] if page else 0
     order = {key: i for i, (key, *_) in enumerate(page)}
     # Only the page's days and platforms are read for its texts, matches and attempts.

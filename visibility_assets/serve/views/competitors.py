@@ -17,12 +17,15 @@ SEARCH_CHARS = 100
 # The page's brands are chosen on the sort column's rate (or the name), after the search; then
 # their rows alone are read out, each brand's platforms and its pooled ('all') figures.
 RATES = """
-WITH pooled AS (
-    SELECT brand, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
-           sum(valid_answers) AS valid, sum(category_mentions) AS category_mentions
-    FROM mention_metrics
+WITH rows AS MATERIALIZED (  -- read once: DuckDB scans the lake once per grouping set otherwise
+    SELECT brand, platform, mentioned_answers, valid_answers, category_mentions FROM mention_metrics
     WHERE category = $category AND date BETWEEN $start AND $end
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
+),
+pooled AS (
+    SELECT brand, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
+           sum(valid_answers) AS valid, sum(category_mentions) AS category_mentions
+    FROM rows
     GROUP BY GROUPING SETS ((brand, platform), (brand))
 ),
 rated AS (SELECT *, wilson(mentioned, valid) AS rate FROM pooled),

@@ -37,8 +37,10 @@ LABELS = {"mention_rate": "Mention rate", "share_of_voice": "Share of voice", "a
 METRICS = ("mention_rate", "share_of_voice", "avg_list_rank", "top1_rate", "top3_rate", "recommend_rate",
            "negative_rate", "positive_rate", "negative_sentiment_rate", "own_domain_citation_rate")
 
+# The brand's rows are read into a MATERIALIZED table expression before the GROUPING SETS: over
+# the lake, DuckDB scans the table once per grouping set otherwise (3x the time at 5,000 brands).
 FIGURES = """
-WITH rows AS (
+WITH rows AS MATERIALIZED (
     SELECT CASE WHEN date >= $start THEN 'current' ELSE 'previous' END AS period, *
     FROM mention_metrics
     WHERE brand = $brand AND category = $category AND date BETWEEN $previous_start AND $end
@@ -108,12 +110,15 @@ ORDER BY platform = 'all' DESC, platform, metric
 """
 
 TREND = """
-WITH daily AS (
-    SELECT date, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
-           sum(valid_answers) AS valid
-    FROM mention_metrics
+WITH rows AS MATERIALIZED (
+    SELECT date, platform, mentioned_answers, valid_answers FROM mention_metrics
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
+),
+daily AS (
+    SELECT date, coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
+           sum(valid_answers) AS valid
+    FROM rows
     GROUP BY GROUPING SETS ((date, platform), (date))
 ),
 rated AS (SELECT *, wilson(mentioned, valid) AS rate FROM daily)
@@ -133,12 +138,15 @@ ORDER BY date, platform
 # Who labelled the sentiment figures' mentions, per platform: the judge (judge.yaml) or the
 # lexicon, and the judge's agreement with the lexicon in the period's latest week (sentiment_agreement).
 SENTIMENT_METHOD = """
-WITH mentions AS (
-    SELECT coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
-           sum(judge_labelled_answers) AS judged
-    FROM mention_metrics
+WITH rows AS MATERIALIZED (
+    SELECT platform, mentioned_answers, judge_labelled_answers FROM mention_metrics
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
+),
+mentions AS (
+    SELECT coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
+           sum(judge_labelled_answers) AS judged
+    FROM rows
     GROUP BY GROUPING SETS ((platform), ())
 )
 SELECT platform, mentioned, judged,
