@@ -98,21 +98,3 @@ def test_each_retention_removes_its_tables_rows_of_older_days_and_nothing_else(v
     assert _rows_by_day() == {key: n for key, n in before.items() if key not in gone}  # nothing else removed
     assert figures["rows_deleted"]["http_attempts"] == before[("http_attempts", old, False)]
     assert figures["raw_rows_deleted"] == 0  # raw answers are kept for ever here (0)
-
-
-def test_brand_results_keep_the_rows_naming_a_brand_together_in_row_groups_of_the_schema(visibility_home, config_dir):
-    """A page asks sample_brand_results for one brand, or for the answers naming it: written in
-    that order, in small row groups, its scan skips the rest (warehouse/tables.py)."""
-    assert materialize_for(["cleaned_samples"], DAYS[0], "kimi").success
-    _maintain()  # a new table's first write could not set its row groups: the maintenance does
-    with read_warehouse() as conn:
-        option = conn.execute("SELECT value FROM ducklake_options(current_database())"
-                              " WHERE option_name = 'parquet_row_group_size' AND scope_entry = 'main.sample_brand_results'"
-                              ).fetchall()
-        files = [path for (path,) in conn.execute(
-            "SELECT data_file FROM ducklake_list_files(current_database(), 'sample_brand_results')").fetchall()]
-        rows = conn.execute("SELECT mentioned, brand, request_key FROM read_parquet($files, filename = true)"
-                            " ORDER BY filename, file_row_number", {"files": files}).fetchall()
-    assert option == [("8192",)]
-    assert len(files) == 1 and any(mentioned for mentioned, *_ in rows) and not all(m for m, *_ in rows)
-    assert rows == sorted(rows, key=lambda row: (not row[0], row[1], row[2]))  # naming first, then by brand

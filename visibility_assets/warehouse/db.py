@@ -47,14 +47,10 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     fact = table_fact(table)
     if schema_cache.knows(conn, fact):
         return
+    conn.execute(table.ddl())
     present = {name for (name,) in conn.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database()"
         " AND table_schema = current_schema() AND table_name = ?", [table.name]).fetchall()}
-    if not present:
-        conn.execute(table.ddl())
-        present = set(table.columns)
-    elif table.row_group_rows:  # DuckLake sets no option of a table its own transaction made
-        set_row_group_rows(conn, table)
     for field in table.fields:
         if field.name not in present:
             conn.execute("ALTER TABLE " + table.name + " ADD COLUMN " + column_ddl(field))
@@ -63,21 +59,7 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
 
 def table_fact(table: Table) -> str:
     """What schema_cache records once the table is seen with every column of its schema."""
-    return "table " + table.name + " " + ",".join(table.columns) + " rows per group " + str(table.row_group_rows)
-
-
-ROW_GROUP_OPTION = ("SELECT value FROM ducklake_options(current_database())"
-                    " WHERE option_name = 'parquet_row_group_size' AND scope = 'TABLE' AND scope_entry = $entry")
-
-
-def set_row_group_rows(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
-    """The lake's Parquet row groups of this table, as its schema says (written once). The first
-    writes of a new table have DuckDB's row groups: the next writer's ensure_table, or the next
-    maintenance (which merges those files), sets it."""
-    entry = conn.execute("SELECT current_schema() || '.' || $name", {"name": table.name}).fetchone()[0]
-    if conn.execute(ROW_GROUP_OPTION, {"entry": entry}).fetchall() != [(str(table.row_group_rows),)]:
-        conn.execute("CALL ducklake_set_option(current_database(), 'parquet_row_group_size', $rows,"
-                     " table_name => $name)", {"rows": table.row_group_rows, "name": table.name})
+    return "table " + table.name + " " + ",".join(table.columns)
 
 
 def insert_batch(conn: duckdb.DuckDBPyConnection, table: Table, batch) -> None:
@@ -85,7 +67,7 @@ def insert_batch(conn: duckdb.DuckDBPyConnection, table: Table, batch) -> None:
     goes row by row, ~50x slower)."""
     if batch.num_rows:
         conn.register("insert_batch", batch)
-        conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM insert_batch" + table.order_by())
+        conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM insert_batch")
         conn.unregister("insert_batch")
 
 

@@ -23,7 +23,7 @@ import duckdb
 
 from visibility_assets.config.retention import RetentionSettings
 from visibility_assets.core.days import TIMEZONE
-from visibility_assets.warehouse.db import bind, ensure_table, existing_tables, insert_batch, set_row_group_rows
+from visibility_assets.warehouse.db import bind, ensure_table, existing_tables, insert_batch
 from visibility_assets.warehouse.lake import LAKE, LakeSettings, write_with_retry
 from visibility_assets.warehouse.tables import (
     COLLECTION_REQUESTS,
@@ -33,7 +33,6 @@ from visibility_assets.warehouse.tables import (
     JOURNAL_REQUESTS,
     MAINTENANCE_PASSES,
     RAW_AI_RESPONSES,
-    TABLES,
 )
 
 # What each retention setting removes (config/retention.py): (table, which partitions), where
@@ -113,7 +112,6 @@ def maintain(settings: LakeSettings, today: date, retention: RetentionSettings |
 
     (files_before, live_before, bytes_before), _ = write_with_retry(settings, stored_files)
     deleted, _ = write_with_retry(settings, lambda conn: apply_retention(conn, retention, today))
-    write_with_retry(settings, set_table_options)  # before the merge, which writes by them
     run(CLEAN_UP_RELEASED, {"released_before": started})
     for statement in COMPACTION:
         run(statement, bind(statement, {"max_file_size": MERGED_FILE_BYTES, "deleted_share": DELETED_SHARE_REWRITTEN}))
@@ -129,14 +127,6 @@ def maintain(settings: LakeSettings, today: date, retention: RetentionSettings |
     write_with_retry(settings, lambda conn: record_pass(conn, live_after, len(versions)))
     return MaintenanceFigures(files_before, files_after, live_before, live_after, bytes_before, bytes_after,
                               len(versions), deleted)
-
-
-def set_table_options(conn: duckdb.DuckDBPyConnection) -> None:
-    """The row groups each table's schema asks for (a table's first writes could not set them)."""
-    present = existing_tables(conn)
-    for table in TABLES.values():
-        if table.row_group_rows and table.name in present:
-            set_row_group_rows(conn, table)
 
 
 def previous_pass(conn: duckdb.DuckDBPyConnection) -> int:

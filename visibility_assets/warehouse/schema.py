@@ -43,10 +43,6 @@ class Table:
     name: str
     fields: tuple[pa.Field, ...]
     primary_key: tuple[str, ...] = ()
-    # The order each write puts its rows in, and the rows of a Parquet row group: a page's filter
-    # then skips the row groups whose min/max cannot match (a table too big to scan for a page).
-    write_order: tuple[str, ...] = ()
-    row_group_rows: int | None = None
 
     @property
     def schema(self) -> pa.Schema:
@@ -63,10 +59,6 @@ class Table:
         (collect/journal.py) and the publishing query keep."""
         lines = [column_ddl(f) for f in self.fields]
         return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
-
-    def order_by(self) -> str:
-        """The ORDER BY clause of a write ('' when the table has no write order)."""
-        return " ORDER BY " + ", ".join(self.write_order) if self.write_order else ""
 
     def batch(self, rows: list[tuple]) -> pa.Table:
         """Rows given as tuples in column order, as an Arrow table of this schema."""

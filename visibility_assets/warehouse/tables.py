@@ -167,10 +167,7 @@ SAMPLE_BRAND_RESULTS = Table("sample_brand_results", _SAMPLE_KEY + (
     optional("mention_count", pa.int32()), optional("first_mention_order", pa.int32()), optional("list_rank", pa.int32()),
     optional("recommended", pa.bool_()), optional("cites_own_domain", pa.bool_()),
     optional("sentiment", pa.string()),  # positive | neutral | negative; null when not mentioned
-), primary_key=("request_key", "brand"),
-    # A row per answer and brand of its category, and most name nothing: a page asks for one brand's
-    # rows, or the answers naming it, so each write keeps those together in row groups of 8,192.
-    write_order=("mentioned DESC", "brand", "request_key"), row_group_rows=8192)
+), primary_key=("request_key", "brand"))
 ENTITY_MATCHES = Table("entity_matches", _SAMPLE_KEY + (
     optional("brand", pa.string()), optional("brand_category", pa.string()), optional("alias", pa.string()),
     optional("start_pos", pa.int32()), optional("end_pos", pa.int32()), optional("matched_text", pa.string()),

@@ -13,8 +13,7 @@ from visibility_assets.serve.views.grid import Grid
 PAGE = 50
 
 # The page's answers first, from the narrow tables (no text); then the texts of those alone.
-# `named` is a literal condition, not a parameter: the scan then skips the row groups of
-# sample_brand_results that hold no row naming a brand (tables.py: its write order).
+# `named` is a literal condition, not a parameter, so that the scan can filter on it.
 PAGE_KEYS = """
 SELECT b.request_key, b.date, b.platform, s.question_id, s.round, count(*) OVER () AS total
 FROM sample_brand_results AS b

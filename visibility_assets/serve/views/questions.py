@@ -10,17 +10,13 @@ from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
 PER_QUESTION = """
-WITH brand_rows AS (  -- the rows naming a brand, and the brand's own: two scans that skip the rest
-    SELECT * FROM stg_brand_results WHERE mentioned AND category = $category AND date BETWEEN $start AND $end
-    UNION ALL
-    SELECT * FROM stg_brand_results
-    WHERE NOT mentioned AND brand = $brand AND category = $category AND date BETWEEN $start AND $end
-),
-results AS (
+WITH results AS (
     SELECT s.question_id, b.platform, b.request_key, b.brand, b.mentioned, b.list_rank, b.recommended
-    FROM brand_rows AS b
+    FROM stg_brand_results AS b
     JOIN stg_samples AS s USING (request_key)
-    WHERE b.valid AND s.date BETWEEN $start AND $end AND s.category = $category
+    WHERE b.category = $category AND b.date BETWEEN $start AND $end AND b.valid
+      AND (b.mentioned OR b.brand = $brand)  -- every other brand's row that names nothing: most of them
+      AND s.date BETWEEN $start AND $end AND s.category = $category
       AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
 ),
 others AS (
