@@ -9,7 +9,7 @@ from dagster import DagsterInstance
 from tests.pipeline import pipeline, read_warehouse
 from visibility_assets.config import EXAMPLE_CONFIG_DIR
 from visibility_assets.operate.automation import backfill_tags
-from visibility_assets.runs import run_job
+from visibility_assets.partition_run import run_job
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 

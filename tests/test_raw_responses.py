@@ -13,7 +13,7 @@ from tests.pipeline import pipeline, raw_asset, read_warehouse, resources
 from visibility_assets.config import load_config
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.instance import get_instance
-from visibility_assets.runs import materialize_partition
+from visibility_assets.partition_run import materialize_partition
 
 DAY = "2026-11-01"
 

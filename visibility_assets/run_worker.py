@@ -22,7 +22,7 @@ from visibility_assets.core.faults import DOWNSTREAM, as_disk_full  # noqa: E402
 from visibility_assets.core.progress import printing_progress  # noqa: E402
 from visibility_assets.definitions import build_definitions  # noqa: E402
 from visibility_assets.operate.instance import get_instance  # noqa: E402
-from visibility_assets.runs import PartitionRun, materialize_partition  # noqa: E402
+from visibility_assets.partition_run import PartitionRun, materialize_partition  # noqa: E402
 
 # What building the instance imports (its storage, the run launcher, Dagster's daemon package):
 # ~0.3 s that every worker paid before its run could start.

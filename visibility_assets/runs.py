@@ -18,62 +18,25 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from dagster import DagsterInstance, Definitions, ExecuteInProcessResult
+from dagster import DagsterInstance
 
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
 from visibility_assets.core.faults import DISK_FULL, DOWNSTREAM, as_disk_full
 from visibility_assets.core.interrupts import handling_stop_signals
-from visibility_assets.core.partitions import partition_key, partition_tags
-from visibility_assets.operate.automation import nightly_job
-from visibility_assets.operate.failed_runs import classify_failed_run
-from visibility_assets.operate.instance.command_runs import command_run_tags, end_as_failed, reap_dead_runs
+from visibility_assets.operate.instance.command_runs import end_as_failed, reap_dead_runs
+from visibility_assets.partition_run import PartitionRun, materialization_metadata, materialize_partition, run_job
 
 # What a worker's server imports once, for every worker it forks.
 WORKER_PRELOAD = ["visibility_assets.run_worker"]
-# Dagster's console logger prints every event at DEBUG, and a failure with its stack trace;
-# commands print their own progress (core/progress.py) and a failure's message.
-QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 # How long a run told to stop may take to store what it has and end, before the command gives up on it.
 STOP_GRACE_S = 20.0
 T = TypeVar("T")
-
-
-@dataclass
-class PartitionRun:
-    date: str
-    platform: str
-    success: bool
-    run_id: str
-    metadata: dict  # asset key (str) -> materialization metadata values
-    error: str | None = None
-    fault_class: str | None = None  # whose the failure is (core/faults.py); set on the run as a tag too
-
-
-def run_job(defs: Definitions, job_name: str, instance: DagsterInstance, run_config: dict | None = None,
-            **kwargs) -> ExecuteInProcessResult:
-    """One run of a job of the code location, quiet unless the caller passes its own run config."""
-    return defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, run_config=run_config or QUIET_RUN, raise_on_error=False, **kwargs)
-
-
-def materialize_partition(defs: Definitions, date: str, platform: str, instance: DagsterInstance,
-                          run_config: dict | None = None, extra_tags: dict[str, str] | None = None,
-                          run_id: str | None = None) -> PartitionRun:
-    """One nightly run of one partition, tagged as the schedule tags it, and with the host and
-    pid that execute it (so that the next command finds it if this process dies)."""
-    result = run_job(defs, nightly_job.name, instance, run_config, partition_key=partition_key(date, platform),
-                     tags={**partition_tags(date, platform), **command_run_tags(), **(extra_tags or {})},
-                     run_id=run_id)
-    if result.success:
-        return PartitionRun(date, platform, True, result.run_id, materialization_metadata(result))
-    fault_class, error = classify_failed_run(instance, result.run_id)
-    return PartitionRun(date, platform, False, result.run_id, materialization_metadata(result), error, fault_class)
 
 
 def run_in_foreground(work: Callable[[], T], grace_s: float = STOP_GRACE_S) -> T:
@@ -103,14 +66,6 @@ def run_in_foreground(work: Callable[[], T], grace_s: float = STOP_GRACE_S) -> T
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
-
-
-def materialization_metadata(result: ExecuteInProcessResult) -> dict:
-    """Asset key (str) -> the values of its materialization's metadata."""
-    return {
-        event.asset_key.to_user_string(): {k: v.value for k, v in event.materialization.metadata.items()}
-        for event in result.get_asset_materialization_events()
-    }
 
 
 def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,

@@ -15,7 +15,7 @@ from dagster import DagsterInstance, materialize
 from tests.pipeline import raw_asset, resources
 from visibility_assets.core.partitions import partition_key, partition_tags
 from visibility_assets.operate.failed_runs import failure_of_run
-from visibility_assets.runs import QUIET_RUN
+from visibility_assets.partition_run import QUIET_RUN
 
 
 def main(date: str, platform: str) -> None:

@@ -94,7 +94,8 @@ def run_task(config: VisibilityConfig, task, instance, warehouse, out: TextIO) -
     from visibility_assets.events.service import move_task
     from visibility_assets.operate.failed_runs import report_failed_runs
     from visibility_assets.operate.instance.command_runs import end_as_failed
-    from visibility_assets.runs import QUIET_RUN, materialize_partition, run_in_foreground
+    from visibility_assets.partition_run import QUIET_RUN, materialize_partition
+    from visibility_assets.runs import run_in_foreground
 
     run_id = str(uuid.uuid4())
     move_task(warehouse, task.task_id, REQUESTED, "visibility ask: running now", run_id)

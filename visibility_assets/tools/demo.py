@@ -34,7 +34,8 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     from visibility_assets.operate.automation import catalog_job
     from visibility_assets.operate.failed_runs import report_failed_runs
     from visibility_assets.operate.instance import get_instance
-    from visibility_assets.runs import QUIET_RUN, materialize_partitions, run_job
+    from visibility_assets.partition_run import QUIET_RUN, run_job
+    from visibility_assets.runs import materialize_partitions
 
     settings = DEMO_SIMULATOR
     switch = demo_model_switch(config, dates)
@@ -84,7 +85,7 @@ def report_or_why(defs, instance) -> tuple[str, bool]:
     """The report's path, or why it failed (a full disk said once, not as a traceback)."""
     from visibility_assets.operate.automation import report_job
     from visibility_assets.operate.failed_runs import failure_of_run
-    from visibility_assets.runs import materialization_metadata, run_job
+    from visibility_assets.partition_run import materialization_metadata, run_job
 
     try:
         report = run_job(defs, report_job.name, instance)

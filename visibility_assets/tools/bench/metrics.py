@@ -88,7 +88,7 @@ def build_metrics_warehouse(days: int, names: tuple[str, ...], per_partition: in
     from visibility_assets.measure.defs import build_sql_assets
     from visibility_assets.operate.automation import RANGE_END, RANGE_START
     from visibility_assets.operate.instance import get_instance, planned_events_as_subsets
-    from visibility_assets.runs import QUIET_RUN
+    from visibility_assets.partition_run import QUIET_RUN
     from visibility_assets.warehouse.lake import lake_settings, reading
 
     answers = seed_warehouse(days, per_partition, names)

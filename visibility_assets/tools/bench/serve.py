@@ -74,7 +74,7 @@ def _load_catalog(config) -> None:
     from visibility_assets.definitions import build_definitions
     from visibility_assets.operate.automation import catalog_job
     from visibility_assets.operate.instance import get_instance
-    from visibility_assets.runs import run_job
+    from visibility_assets.partition_run import run_job
 
     if not run_job(build_definitions(config), catalog_job.name, get_instance()).success:
         raise RuntimeError("bench serve: the brand catalog did not load")
