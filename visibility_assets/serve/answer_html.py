@@ -17,6 +17,13 @@ from markdown_it import MarkdownIt
 
 OPEN, MID, CLOSE = "\ue000", "\ue001", "\ue002"
 MARKERS = re.compile("[\ue000-\ue002]")
+NONCE_BYTES = 4  # its hex, 8 characters, follows each marker
+# Compiled once: each answer's own nonce is compared in the replacement (a pattern per nonce was
+# compiled per answer: a fifth of a page of 50 answers' rendering).
+OPENING = re.compile(OPEN + "([0-9a-f]{8})([0-9]+)" + MID)
+MARKER_IN_TAG = re.compile("(?:%EE%80%80|" + OPEN + ")([0-9a-f]{8})[0-9]+(?:%EE%80%81|" + MID + ")|(?:%EE%80%82|"
+                           + CLOSE + ")([0-9a-f]{8})")
+TAG = re.compile(r"(<[^>]*>)")
 TAGS = {"p", "br", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5",
         "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "hr", "del", "s", "mark"}
 # No style attribute: an answer must not be able to lay itself over the page.
@@ -32,7 +39,7 @@ def answer_html(text: str, matches: list[dict], focus: str | None = None) -> str
     the matches of the brand `focus` are marked apart from the other brands'."""
     # A random nonce in each marker: an answer can write the private-use characters itself (a
     # character reference such as &#xE000; survives until markdown-it decodes it), never the nonce.
-    nonce = secrets.token_hex(4)
+    nonce = secrets.token_hex(NONCE_BYTES)
     marked = _with_markers(MARKERS.sub("\ufffd", text or ""), matches, nonce)
     html = _clean(_markdown.render(marked))
     return _clean(_marks(html, matches, focus, nonce))
@@ -58,15 +65,19 @@ def _with_markers(text: str, matches: list[dict], nonce: str) -> str:
 def _marks(html: str, matches: list[dict], focus: str | None, nonce: str) -> str:
     """Markers in text become <mark> tags; markers inside a tag (a link's URL) and any marker
     character without the nonce are dropped."""
-    opening = re.compile(OPEN + nonce + r"(\d+)" + MID)
-    in_tag = re.compile("(%EE%80%80|" + OPEN + ")" + nonce + r"\d+(%EE%80%81|" + MID + ")|(%EE%80%82|" + CLOSE + ")"
-                        + nonce)
-    pieces = re.split(r"(<[^>]*>)", html)
+
+    def opening(m: re.Match) -> str:
+        return _open_tag(matches, int(m.group(2)), focus) if m.group(1) == nonce else m.group(0)
+
+    def in_tag(m: re.Match) -> str:
+        return "" if nonce in (m.group(1), m.group(2)) else m.group(0)
+
+    pieces = TAG.split(html)
     for i, piece in enumerate(pieces):
         if piece.startswith("<"):
-            pieces[i] = MARKERS.sub("", in_tag.sub("", piece))
+            pieces[i] = MARKERS.sub("", MARKER_IN_TAG.sub(in_tag, piece))
         else:
-            piece = opening.sub(lambda m: _open_tag(matches, int(m.group(1)), focus), piece)
+            piece = OPENING.sub(opening, piece)
             pieces[i] = MARKERS.sub("", piece.replace(CLOSE + nonce, "</mark>"))
     return "".join(pieces)
 
