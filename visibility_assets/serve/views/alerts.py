@@ -59,8 +59,7 @@ def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters, offset: int = 0, l
                                          "baseline": BASELINE_DAYS, "limit": limit, "offset": offset}))
     found = page.rows[0]["alerts_found"] if page.rows else 0
     tables = {
-        "alerts": Grid(tuple(c for c in page.columns if c != "alerts_found"),
-                       tuple({k: v for k, v in row.items() if k != "alerts_found"} for row in page.rows)),
+        "alerts": page.without("alerts_found"),
         "quality": Grid.of(conn.execute(QUALITY, filters.params("start", "end", "platforms"))),
     }
     tables["faults"] = (Grid.of(conn.execute(FAULTS, filters.params("start", "end", "platforms")))

@@ -66,8 +66,7 @@ def competitors(conn: duckdb.DuckDBPyConnection, filters: Filters, sort: str | N
     rates = Grid.of(conn.execute(RATES, {**scope, "sort": column, "search": search, "limit": limit,
                                          "offset": offset, "own": filters.brand}))
     found = max((row["brands_found"] or 0 for row in rates.rows), default=0)
-    rates = Grid(tuple(c for c in rates.columns if c != "brands_found"),
-                 tuple({k: v for k, v in row.items() if k != "brands_found"} for row in rates.rows))
+    rates = rates.without("brands_found")
     by_brand: dict[str, dict] = {}
     for row in rates.rows:
         by_brand.setdefault(row["brand"], {"brand": row["brand"]})[row["platform"]] = row

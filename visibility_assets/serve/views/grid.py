@@ -22,6 +22,11 @@ class Grid:
         columns = tuple(d[0] for d in cursor.description)
         return cls(columns, tuple(dict(zip(columns, row)) for row in cursor.fetchall()))
 
+    def without(self, column: str) -> Grid:
+        """The grid less one column (a page's total, counted on each of its rows)."""
+        return Grid(tuple(c for c in self.columns if c != column),
+                    tuple({k: v for k, v in row.items() if k != column} for row in self.rows))
+
     def as_json(self) -> list[dict]:
         return [{k: json_value(v) for k, v in row.items()} for row in self.rows]
 

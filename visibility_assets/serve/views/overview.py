@@ -37,8 +37,8 @@ LABELS = {"mention_rate": "Mention rate", "share_of_voice": "Share of voice", "a
 METRICS = ("mention_rate", "share_of_voice", "avg_list_rank", "top1_rate", "top3_rate", "recommend_rate",
            "negative_rate", "positive_rate", "negative_sentiment_rate", "own_domain_citation_rate")
 
-# The brand's rows are read into a MATERIALIZED table expression before the GROUPING SETS: over
-# the lake, DuckDB scans the table once per grouping set otherwise (3x the time at 5,000 brands).
+# The brand's rows are read into a MATERIALIZED table expression before each GROUPING SETS: over
+# the lake, DuckDB may scan the table once per grouping set otherwise (TREND: 56 -> 23 ms at 5,000 brands).
 FIGURES = """
 WITH rows AS MATERIALIZED (
     SELECT CASE WHEN date >= $start THEN 'current' ELSE 'previous' END AS period, *
