@@ -119,6 +119,26 @@ def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibilit
     assert rows == [("deepseek", 6), ("qwen", 6)]
 
 
+@pytest.mark.dagster
+def test_an_incremental_model_added_to_a_warehouse_with_history_fills_it_on_its_first_build(visibility_home, tmp_path):
+    root = copy_project(tmp_path)
+    (root / "marts" / "fct_answers_per_day.sql").write_text(
+        "-- kind: incremental\n-- grain: date, platform\n"
+        "SELECT date, platform, count(*) AS answers FROM {{ ref('stg_samples') }}\n"
+        "SEMI JOIN {{ run_partitions }} USING (date, platform) GROUP BY ALL\n")
+    _write_partition()
+    _write_partition("qwen")
+    _write_partition(day=DAY - timedelta(days=1))
+    assets = build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))
+    selection = _only("stg_samples", "fct_answers_per_day")
+    assert _materialize("qwen", assets=assets, selection=selection).success  # the first build: all history
+    _write_partition(day=DAY + timedelta(days=1))
+    assert _materialize("qwen", assets=assets, selection=selection).success  # then the run's partitions only
+    with read_warehouse() as conn:
+        rows = conn.execute("SELECT date, platform, answers FROM fct_answers_per_day ORDER BY ALL").fetchall()
+    assert rows == [(DAY - timedelta(days=1), "deepseek", 6), (DAY, "deepseek", 6), (DAY, "qwen", 6)]
+
+
 def test_a_model_mixing_run_partitions_and_date_parameters_is_an_error_naming_the_file(tmp_path):
     root = copy_project(tmp_path)
     (root / "marts" / "fct_mixed.sql").write_text(

@@ -10,6 +10,7 @@ SELECT
     b.category,
     b.brand,
     s.question_id,
+    s.round,
     s.question_weight,
     s.variant,
     b.valid,

@@ -54,6 +54,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
     one reads was never built and is not among them."""
     definitions = view_definition_ids(project)
     remade: set[str] = set()  # views (re)made by this call: their tests read all their rows
+    history: dict[str, list[Partition]] = {}  # models whose table this call made: all their partitions
 
     def prepare(conn: duckdb.DuckDBPyConnection) -> None:
         create_macros(conn, project)
@@ -64,7 +65,8 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
             refuse_missing_tables(conn, project, model)
             if pending:  # views over a table an earlier model of the step has just made
                 pending = ensure_views(conn, project, run_id, definitions)
-            prepare_table(conn, model, partitions, run_id)
+            if prepare_table(conn, model, partitions, run_id) == CREATED:
+                history[model.name] = source_partitions(conn, project, model, partitions)
         if pending:  # and those over the tables just made
             ensure_views(conn, project, run_id, definitions)
 
@@ -73,7 +75,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         built = {}
         for model in models:
             if model.kind == "incremental" and partitions:
-                built[model.name] = build_partitions(conn, model, partitions, run_id)
+                built[model.name] = build_partitions(conn, model, history.get(model.name, partitions), run_id)
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
                 rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
                 recent = model.kind == "view" and model.name not in remade
@@ -200,33 +202,67 @@ def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, partitions: 
     return rows, _failing_counts_of(conn, model, BUILT_ROWS)
 
 
+CREATED, WIDENED = "created", "widened"
+
+
 def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
-                  run_id: str) -> bool:
+                  run_id: str) -> str | None:
     """An incremental model's table, created or given the columns its SQL added.
 
-    Returns whether columns were added."""
+    Returns CREATED, WIDENED (columns were added) or None (it was ready)."""
     if model.kind != "incremental" or not partitions:
-        return False
+        return None
     ensure_sources(conn, model.sources)
     fill_run_partitions(conn, partitions)
     params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}
     return _create_or_widen(conn, model, model.compiled(), params)
 
 
-def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
-    """Create the table from the model's columns, or append the ones its SQL added (each way
-    DuckDB plans the model once); nothing to do once this process has seen it so."""
+def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> str | None:
+    """Create the table from the model's columns (CREATED), or append the ones its SQL added
+    (WIDENED; each way DuckDB plans the model once); nothing to do (None) once this process has
+    seen it so."""
     fact = "model " + model.name + " " + hashlib.sha256(body.encode()).hexdigest()[:16]
     if schema_cache.knows(conn, fact):
-        return False
-    added = False
+        return None
+    change = None
     if not has_tables(conn, model.name):
         conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
                      bind(body, params))
-    else:
-        added = _append_new_columns(conn, model, body, params)
+        change = CREATED
+    elif _append_new_columns(conn, model, body, params):
+        change = WIDENED
     schema_cache.learn(conn, fact, "exists " + model.name)
-    return added
+    return change
+
+
+def source_partitions(conn: duckdb.DuckDBPyConnection, project: SqlProject, model: Model,
+                      partitions: Sequence[Partition]) -> list[Partition]:
+    """The run's partitions and every (date, platform) the source tables the model reads (through
+    the models it reads) hold: a new incremental model's first build fills its history, as dbt's
+    first run of an incremental model does, where it would otherwise hold the nights built after
+    it was added and the pages reading it would be empty before them."""
+    tables = sorted(name for name in _sources_read(project, model) if _has_partition_columns(conn, name))
+    selects = ["SELECT DISTINCT date, platform FROM " + name for name in tables]  # validated source names
+    found = conn.execute(" UNION ".join(selects)).fetchall() if selects else []
+    return sorted({*partitions, *(Partition(*row) for row in found)})
+
+
+def _sources_read(project: SqlProject, model: Model) -> set[str]:
+    found, pending = set(), [model]
+    while pending:
+        for ref in pending.pop().refs:
+            if ref in project.sources:
+                found.add(ref)
+            elif ref in project.models:
+                pending.append(project.models[ref])
+    return found
+
+
+def _has_partition_columns(conn: duckdb.DuckDBPyConnection, table: str) -> bool:
+    if not has_tables(conn, table):
+        return False
+    return {"date", "platform"} <= {row[0] for row in conn.execute("DESCRIBE " + table).fetchall()}
 
 
 def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:

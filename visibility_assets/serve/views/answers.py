@@ -13,20 +13,30 @@ from visibility_assets.serve.views.grid import Grid
 PAGE = 50
 
 # The page's answers first, from the narrow tables (no text); then the texts of those alone.
-# `named` is a literal condition, not a parameter, so that the scan can filter on it.
+# The cell's answers are those of the category in the partitions cleaned while the brand was
+# tracked (its mention_metrics rows: the metrics' denominator); brand_mentions holds those that
+# name it. `named` is a literal condition, not a parameter, so that the scan can filter on it.
 PAGE_KEYS = """
-SELECT b.request_key, b.date, b.platform, s.question_id, s.round, count(*) OVER () AS total
-FROM sample_brand_results AS b
-JOIN cleaned_samples AS s USING (request_key)
-WHERE b.brand = $brand AND b.category = $category AND b.date BETWEEN $start AND $end
-  AND s.date BETWEEN $start AND $end AND s.category = $category
-  AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
+WITH tracked AS (
+    SELECT date, platform FROM mention_metrics
+    WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
+),
+naming AS (
+    SELECT request_key FROM brand_mentions
+    WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
+)
+SELECT s.request_key, s.date, s.platform, s.question_id, s.round, count(*) OVER () AS total
+FROM stg_samples AS s
+SEMI JOIN tracked USING (date, platform)
+WHERE s.category = $category AND s.date BETWEEN $start AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, s.platform))
   AND ($question IS NULL OR s.question_id = $question)
 """
-NAMED_CONDITION = {"all": "", "yes": "  AND b.mentioned\n", "no": "  AND NOT b.mentioned\n"}
+NAMED_CONDITION = {"all": "", "yes": "  AND s.request_key IN (SELECT request_key FROM naming)\n",
+                   "no": "  AND s.request_key NOT IN (SELECT request_key FROM naming)\n"}
 NAMED = tuple(NAMED_CONDITION)  # every answer of the cell, those naming the brand, those that do not
 PAGE_ORDER = """
-ORDER BY b.date, b.platform, s.question_id, s.round, b.request_key
+ORDER BY s.date, s.platform, s.question_id, s.round, s.request_key
 LIMIT $limit OFFSET $offset
 """
 
@@ -34,13 +44,14 @@ ANSWERS = """
 SELECT r.request_key, r.date, r.platform, r.question_id, r.question_text, r.round, r.model, r.response_model,
        r.content_hash, r.prompt_hash, r.attempt, r.run_id AS collection_run_id, r.outcome, r.finish_reason,
        r.answer_text, s.valid, s.invalid_reason, s.option_list_kind, s.analyzer_version, s.config_version,
-       s.run_id AS cleaning_run_id, b.mentioned, b.mention_count, b.first_mention_order, b.list_rank,
-       b.recommended, b.sentiment, b.cites_own_domain
+       s.run_id AS cleaning_run_id, b.request_key IS NOT NULL AS mentioned, coalesce(b.mention_count, 0) AS mention_count,
+       b.first_mention_order, b.list_rank, b.recommended, b.sentiment, coalesce(b.cites_own_domain, false) AS cites_own_domain
 FROM raw_ai_responses AS r
 JOIN cleaned_samples AS s USING (request_key)
-JOIN sample_brand_results AS b ON b.request_key = r.request_key AND b.brand = $brand
+LEFT JOIN brand_mentions AS b
+    ON b.request_key = r.request_key AND b.brand = $brand AND b.date BETWEEN $first AND $last
 WHERE list_contains($keys, r.request_key) AND r.date BETWEEN $first AND $last AND s.date BETWEEN $first AND $last
-  AND b.date BETWEEN $first AND $last AND list_contains($platforms, r.platform)
+  AND list_contains($platforms, r.platform)
 """
 
 MATCHES = """

@@ -10,20 +10,24 @@ from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
 PER_QUESTION = """
-WITH results AS (
-    SELECT s.question_id, b.platform, b.request_key, b.brand, b.mentioned, b.list_rank, b.recommended
-    FROM stg_brand_results AS b
-    JOIN stg_samples AS s USING (request_key)
-    WHERE b.category = $category AND b.date BETWEEN $start AND $end AND b.valid
-      AND (b.mentioned OR b.brand = $brand)  -- every other brand's row that names nothing: most of them
-      AND s.date BETWEEN $start AND $end AND s.category = $category
-      AND (len($platforms) = 0 OR list_contains($platforms, b.platform))
+WITH answers AS (  -- the category's valid answers in the partitions cleaned while the brand was tracked
+    SELECT s.question_id, s.platform, s.request_key
+    FROM stg_samples AS s
+    SEMI JOIN (SELECT date, platform FROM mention_metrics
+               WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end) USING (date, platform)
+    WHERE s.category = $category AND s.valid AND s.date BETWEEN $start AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, s.platform))
+),
+mentions AS (
+    SELECT a.question_id, a.platform, m.request_key, m.brand, m.list_rank, m.recommended
+    FROM brand_mentions AS m
+    JOIN answers AS a USING (request_key)
+    WHERE m.category = $category AND m.date BETWEEN $start AND $end
 ),
 others AS (
-    SELECT question_id, platform, brand, count(*) FILTER (WHERE mentioned) AS naming,
-           count(*) FILTER (WHERE recommended) AS recommending
-    FROM results
-    WHERE brand <> $brand AND mentioned
+    SELECT question_id, platform, brand, count(*) AS naming, count(*) FILTER (WHERE recommended) AS recommending
+    FROM mentions
+    WHERE brand <> $brand
     GROUP BY ALL
 ),
 other_lists AS (
@@ -35,10 +39,11 @@ other_lists AS (
     GROUP BY ALL
 ),
 own AS (
-    SELECT question_id, platform, count(*) AS answers, count(*) FILTER (WHERE mentioned) AS naming,
-           min(list_rank) AS best_rank, avg(list_rank) AS avg_rank, count(*) FILTER (WHERE recommended) AS recommending
-    FROM results
-    WHERE brand = $brand
+    SELECT a.question_id, a.platform, count(*) AS answers, count(m.request_key) AS naming,
+           min(m.list_rank) AS best_rank, avg(m.list_rank) AS avg_rank,
+           count(*) FILTER (WHERE m.recommended) AS recommending
+    FROM answers AS a
+    LEFT JOIN mentions AS m ON m.request_key = a.request_key AND m.brand = $brand
     GROUP BY ALL
 )
 SELECT o.question_id, o.platform, o.answers, o.naming, o.naming / o.answers AS mention_rate, o.best_rank,

@@ -44,8 +44,8 @@ ORDER BY platform, rank
 
 OWN = CITED + """,
 naming AS (
-    SELECT request_key FROM stg_brand_results
-    WHERE brand = $brand AND category = $category AND mentioned AND date BETWEEN $start AND $end
+    SELECT request_key FROM brand_mentions
+    WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
 )
 SELECT platform, domain, count(DISTINCT request_key) AS citing_answers,
        count(DISTINCT request_key) FILTER (WHERE request_key IN (SELECT request_key FROM naming))
@@ -58,8 +58,8 @@ ORDER BY citing_answers DESC, platform, domain
 
 BESIDE_COMPETITORS = CITED + """,
 named AS (
-    SELECT request_key, brand FROM stg_brand_results
-    WHERE category = $category AND mentioned AND date BETWEEN $start AND $end
+    SELECT request_key, brand FROM brand_mentions
+    WHERE category = $category AND date BETWEEN $start AND $end
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
 ),
 beside AS (
