@@ -1,5 +1,5 @@
 """The SQL models as Dagster assets: YAML tests as asset checks, range runs planned as subsets,
-models taking $date and $platform, a column added to an incremental model, the report; and the
+a new incremental model filling its history, a column added to an incremental model, the report; and the
 project's loading errors. The models' logic is tested in milliseconds in test_sql_models.py."""
 
 import os
@@ -102,24 +102,6 @@ def test_a_range_run_created_with_subset_planned_events_plans_each_asset_once(vi
 
 
 @pytest.mark.dagster
-def test_an_incremental_model_may_take_date_and_platform_as_parameters(visibility_home, tmp_path):
-    root = copy_project(tmp_path)
-    (root / "marts" / "fct_answers_per_day.sql").write_text(
-        "-- kind: incremental\n-- grain: date, platform\n"
-        "SELECT date, platform, count(*) AS answers, $run_id AS run_id FROM {{ ref('stg_samples') }}\n"
-        "WHERE date = $date AND platform = $platform GROUP BY ALL\n")
-    _write_partition()
-    _write_partition("qwen")
-    assets = build_sql_assets(EXAMPLE_PARTITIONS, load_project(root))
-    selection = _only("stg_samples", "fct_answers_per_day")
-    assert _materialize(assets=assets, selection=selection).success
-    assert _materialize("qwen", assets=assets, selection=selection).success
-    with read_warehouse() as conn:
-        rows = conn.execute("SELECT platform, answers FROM fct_answers_per_day ORDER BY ALL").fetchall()
-    assert rows == [("deepseek", 6), ("qwen", 6)]
-
-
-@pytest.mark.dagster
 def test_an_incremental_model_added_to_a_warehouse_with_history_fills_it_on_its_first_build(visibility_home, tmp_path):
     root = copy_project(tmp_path)
     (root / "marts" / "fct_answers_per_day.sql").write_text(
@@ -139,16 +121,22 @@ def test_an_incremental_model_added_to_a_warehouse_with_history_fills_it_on_its_
     assert rows == [(DAY - timedelta(days=1), "deepseek", 6), (DAY, "deepseek", 6), (DAY, "qwen", 6)]
 
 
-def test_a_model_mixing_run_partitions_and_date_parameters_is_an_error_naming_the_file(tmp_path):
+def test_a_model_taking_its_partitions_other_than_from_run_partitions_is_an_error_naming_the_file(tmp_path):
     root = copy_project(tmp_path)
-    (root / "marts" / "fct_mixed.sql").write_text(
-        "-- kind: incremental\n-- grain: date, platform\nSELECT * FROM {{ ref('stg_samples') }}"
-        " SEMI JOIN {{ run_partitions }} USING (date, platform) WHERE date = $date AND platform = $platform\n")
-    with pytest.raises(ModelError, match=r"fct_mixed.sql: a model reading \{\{ run_partitions \}\} gets no \$date"):
+    (root / "marts" / "fct_per_day.sql").write_text(
+        "-- kind: incremental\n-- grain: date, platform\nSELECT date, platform, count(*) AS answers"
+        " FROM {{ ref('stg_samples') }} WHERE date = $date AND platform = $platform GROUP BY ALL\n")
+    with pytest.raises(ModelError, match=r"fct_per_day.sql: an incremental model must select its partitions"
+                                         r" through \{\{ run_partitions \}\}"):
         load_project(root)
-    (root / "marts" / "fct_mixed.sql").write_text(
+    (root / "marts" / "fct_per_day.sql").write_text(
+        "-- kind: incremental\n-- grain: date, platform\nSELECT * FROM {{ ref('stg_samples') }}"
+        " SEMI JOIN {{ run_partitions }} USING (date, platform) WHERE date = $date\n")
+    with pytest.raises(ModelError, match=r"fct_per_day.sql: a model gets no \$date or \$platform"):
+        load_project(root)
+    (root / "marts" / "fct_per_day.sql").write_text(
         "-- kind: view\n-- grain: date\nSELECT * FROM {{ ref('stg_samples') }} SEMI JOIN {{ run_partitions }} USING (date)\n")
-    with pytest.raises(ModelError, match=r"fct_mixed.sql: only an incremental model can read"):
+    with pytest.raises(ModelError, match=r"fct_per_day.sql: only an incremental model can read"):
         load_project(root)
 
 

@@ -3,14 +3,9 @@
 A model is `dbt_like_sql/<layer>/<name>.sql`, plain DuckDB SQL whose header declares
 `-- kind: view | table | incremental` and `-- grain: col, col`. It reads its inputs only
 through `{{ ref('name') }}` (another model or a table written by a Python asset). An
-incremental model gets the partitions it builds in one of two ways:
-
-- `{{ run_partitions }}`: a relation (date, platform) of every partition of the run, so
-  that a backfill of 540 partitions runs the model once (set-based; the shipped models);
-- the named parameters `$date` and `$platform`: the model is run once per partition.
-
-Either way partition values are bound as parameters, never formatted into the text;
-`$run_id` is bound too. `<name>.yml` beside it holds its tests and a one-line description of
+incremental model gets the partitions it builds through `{{ run_partitions }}`, a relation
+(date, platform) of every partition of the run, so that a backfill of 540 partitions runs
+the model once. Partition values are bound, never formatted into the text; so is `$run_id`. `<name>.yml` beside it holds its tests and a one-line description of
 each output column. Adding a model is adding a file.
 
 The tables written by the Python assets are the sources, declared once in
@@ -85,11 +80,6 @@ class Model:
     @property
     def partitioned(self) -> bool:
         return self.kind == "incremental"
-
-    @property
-    def set_based(self) -> bool:
-        """Builds all of a run's partitions in one statement, through {{ run_partitions }}."""
-        return bool(RUN_PARTITIONS_REF.search(self.sql))
 
     def compiled(self) -> str:
         """The SQL with each ref replaced by the (validated) name it stands for, and the
@@ -218,13 +208,12 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
         raise ModelError(f"{path}: only {{{{ ref('name') }}}} and {{{{ run_partitions }}}} may appear"
                          " between double braces")
     set_based = bool(RUN_PARTITIONS_REF.search(sql))
-    per_partition = "$date" in sql and "$platform" in sql
-    if kind == "incremental" and not (set_based or per_partition):
+    if kind == "incremental" and not set_based:
         raise ModelError(f"{path}: an incremental model must select its partitions through"
-                         " {{ run_partitions }} or filter on $date and $platform")
-    if set_based and ("$date" in sql or "$platform" in sql):
-        raise ModelError(f"{path}: a model reading {{{{ run_partitions }}}} gets no $date or $platform"
-                         " (it builds every partition of the run at once)")
+                         " {{ run_partitions }} (SEMI JOIN {{ run_partitions }} USING (date, platform))")
+    if "$date" in sql or "$platform" in sql:
+        raise ModelError(f"{path}: a model gets no $date or $platform: an incremental one builds every"
+                         " partition of the run at once, through {{ run_partitions }}")
     if kind != "incremental" and set_based:
         raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
     relative = path.relative_to(root)

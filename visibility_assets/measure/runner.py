@@ -2,7 +2,7 @@
 
 Statements are assembled from the model's validated name and its compiled SQL, the way
 dbt renders a materialization; partition values never enter the text: they are bound as
-parameters, into the run_partitions table or as $date and $platform, with $run_id.
+parameters, into the run_partitions table, and so is $run_id.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
 
     def prepare(conn: duckdb.DuckDBPyConnection) -> None:
         create_macros(conn, project)
+        fill_run_partitions(conn, partitions)  # once: each model's table is made ready for the same ones
         made = view_definitions(conn) if any(m.kind == "view" for m in models) else {}
         remade.update(name for name in definitions if made.get(name) != definitions[name])
         pending = ensure_views(conn, project, run_id, definitions)  # those the models read
@@ -72,10 +73,15 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
 
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
+        fill_run_partitions(conn, partitions)  # once, but around a new model's history
         built = {}
         for model in models:
-            if model.kind == "incremental" and partitions:
-                built[model.name] = build_partitions(conn, model, history.get(model.name, partitions), run_id)
+            if model.kind == "incremental" and model.name in history:
+                fill_run_partitions(conn, history[model.name])
+                built[model.name] = build_partitions(conn, model, run_id)
+                fill_run_partitions(conn, partitions)
+            elif model.kind == "incremental" and partitions:
+                built[model.name] = build_partitions(conn, model, run_id)
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
                 rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
                 recent = model.kind == "view" and model.name not in remade
@@ -173,29 +179,26 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
     if model.kind == "table":
         conn.execute("CREATE OR REPLACE TABLE " + model.name + " AS " + body, bind(body, {"run_id": run_id}))
         return conn.execute("SELECT count(*) FROM " + model.name).fetchone()[0]
-    return build_partitions(conn, model, partitions, run_id, table_ready)[0] if partitions else 0
+    if not partitions:
+        return 0
+    fill_run_partitions(conn, partitions)
+    return build_partitions(conn, model, run_id, table_ready)[0]
 
 
-def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition], run_id: str,
+def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
                      table_ready: bool = True) -> tuple[int, dict[str, int]]:
-    """An incremental model's rows of the run's partitions replaced, and its tests' failing rows
-    among them: the rows are built into a temporary table first, tested there and then
-    inserted, so that the tests read no lake table (each read of one costs a catalog query).
-    Returns the rows written and each test's failing rows."""
+    """An incremental model's rows of the partitions in RUN_PARTITIONS (filled by the caller)
+    replaced, and its tests' failing rows among them: the rows are built into a temporary table
+    first, tested there and then inserted, so that the tests read no lake table (each read of
+    one costs a catalog query). Returns the rows written and each test's failing rows."""
     ensure_sources(conn, model.sources)
     body = model.compiled()
-    fill_run_partitions(conn, partitions)
-    runs = [{"date": date, "platform": platform, "run_id": run_id} for date, platform in partitions]
+    params = bind(body, {"run_id": run_id})
     if not table_ready:
-        _create_or_widen(conn, model, body, runs[0])
-    if model.set_based:
-        # One statement for the whole run; rows outside the run's partitions are not its to write.
-        conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") SEMI JOIN "
-                     + RUN_PARTITIONS + " USING (date, platform)", bind(body, runs[0]))
-    else:  # one prepared INSERT executed once per partition, each with its own $date and $platform
-        conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") WHERE false",
-                     bind(body, runs[0]))
-        conn.executemany("INSERT INTO " + BUILT_ROWS + " BY NAME " + body, [bind(body, r) for r in runs])
+        _create_or_widen(conn, model, body, params)
+    # One statement for the whole run; rows outside the run's partitions are not its to write.
+    conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") SEMI JOIN "
+                 + RUN_PARTITIONS + " USING (date, platform)", params)
     conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM " + BUILT_ROWS)
     rows = conn.execute("SELECT count(*) FROM " + BUILT_ROWS).fetchone()[0]
@@ -207,18 +210,18 @@ CREATED, WIDENED = "created", "widened"
 
 def prepare_table(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition],
                   run_id: str) -> str | None:
-    """An incremental model's table, created or given the columns its SQL added.
+    """An incremental model's table, created or given the columns its SQL added (its SQL reads
+    RUN_PARTITIONS, filled by the caller).
 
     Returns CREATED, WIDENED (columns were added) or None (it was ready)."""
     if model.kind != "incremental" or not partitions:
         return None
     ensure_sources(conn, model.sources)
-    fill_run_partitions(conn, partitions)
-    params = {"date": partitions[0][0], "platform": partitions[0][1], "run_id": run_id}
-    return _create_or_widen(conn, model, model.compiled(), params)
+    body = model.compiled()
+    return _create_or_widen(conn, model, body, bind(body, {"run_id": run_id}))
 
 
-def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> str | None:
+def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict | None) -> str | None:
     """Create the table from the model's columns (CREATED), or append the ones its SQL added
     (WIDENED; each way DuckDB plans the model once); nothing to do (None) once this process has
     seen it so."""
@@ -228,7 +231,7 @@ def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, p
     change = None
     if not has_tables(conn, model.name):
         conn.execute("CREATE TABLE IF NOT EXISTS " + model.name + " AS SELECT * FROM (" + body + ") WHERE false",
-                     bind(body, params))
+                     params)
         change = CREATED
     elif _append_new_columns(conn, model, body, params):
         change = WIDENED
@@ -265,10 +268,10 @@ def _has_partition_columns(conn: duckdb.DuckDBPyConnection, table: str) -> bool:
     return {"date", "platform"} <= {row[0] for row in conn.execute("DESCRIBE " + table).fetchall()}
 
 
-def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict) -> bool:
+def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str, params: dict | None) -> bool:
     """A column added to an incremental model is added to its table (older partitions get NULL
     until they are rebuilt), as dbt's on_schema_change='append_new_columns' does."""
-    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", bind(body, params)).fetchall()
+    wanted = conn.execute("DESCRIBE SELECT * FROM (" + body + ") WHERE false", params).fetchall()
     present = {row[0] for row in conn.execute("DESCRIBE " + model.name).fetchall()}
     added = False
     for name, column_type, *_ in wanted:
