@@ -156,6 +156,40 @@ def test_the_answers_behind_a_cell_carry_their_matches_and_provenance(workspace)
     assert 'class="match accepted"' in page and answer["request_key"] in page
 
 
+def test_the_answers_and_questions_of_a_cell_add_up_to_its_row_of_mention_metrics(workspace):
+    client = workspace.client("ana")
+    cell = f"brand=腾讯云&from={FIRST}&to={DAY}&platform=deepseek"
+    totals = {named: client.get(f"/api/answers?{cell}&named={named}").json()["total"] for named in ("all", "yes", "no")}
+    questions = client.get(f"/api/questions?{cell}").json()["questions"]
+    with reading(workspace.lake) as conn:
+        answers, valid, mentioned = conn.execute(
+            "SELECT sum(answers), sum(valid_answers), sum(mentioned_answers) FROM mention_metrics"
+            " WHERE brand = '腾讯云' AND date BETWEEN ? AND ? AND platform = 'deepseek'", [FIRST, DAY]).fetchone()
+    assert 0 < mentioned < valid
+    assert totals == {"all": answers, "yes": mentioned, "no": answers - mentioned}
+    assert sum(q["answers"] for q in questions) == valid and sum(q["naming"] for q in questions) == mentioned
+
+
+def test_after_a_fatal_duckdb_error_the_next_request_reads_from_a_new_duckdb(workspace):
+    import duckdb
+
+    from visibility_assets.serve.reader import WorkspaceReader
+    from visibility_assets.warehouse import lake
+
+    reader = WorkspaceReader(workspace.lake, "")
+    with reader.cursor() as conn:
+        invalidated = lake._shared_engine(workspace.lake, read_only=True)  # the process's shared reader
+    with pytest.raises(duckdb.FatalException), reader.cursor() as conn:
+        # As DuckDB raises it after an internal error: that database answers nothing any more.
+        raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
+    with pytest.raises(duckdb.ConnectionException):
+        invalidated.execute("SELECT 1")  # closed, not handed out again
+    with reader.cursor() as conn:
+        assert conn.execute("SELECT count(*) FROM mention_metrics").fetchone()[0] > 0
+    assert lake._shared_engine(workspace.lake, read_only=True) is not invalidated
+    assert workspace.client("vera").get(f"/api/overview?from={FIRST}&to={DAY}").status_code == 200
+
+
 def test_every_table_of_every_view_exports_as_csv_with_the_columns_of_its_json(workspace):
     client = workspace.client("ana")
     for name in VIEWS:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from visibility_assets.warehouse.lake import LakeSettings, open_reader
+from visibility_assets.warehouse.lake import LakeSettings, discard_engine, open_reader
 
 KEPT_SNAPSHOTS = 4
 
@@ -68,9 +68,11 @@ class WorkspaceReader:
                 cursors.pop(next(k for k in cursors if k is not None)).close()
         try:
             yield conn
-        except duckdb.Error:
+        except duckdb.Error as exc:
             cursors.pop(snapshot, None)  # a failed statement may leave it unusable: the next request starts afresh
             conn.close()
+            if isinstance(exc, duckdb.FatalException):
+                self._discard_engine(snapshot)
             raise
 
     def _past_cursor(self, snapshot: int) -> duckdb.DuckDBPyConnection:
@@ -89,6 +91,17 @@ class WorkspaceReader:
             cursor = engine.cursor()
         cursor.execute("USE lake")
         return cursor
+
+    def _discard_engine(self, snapshot: int | None) -> None:
+        """A fatal error invalidates the DuckDB the cursor belongs to: every later statement on it
+        fails until it is replaced, so the next request opens a new one."""
+        if snapshot is None:
+            discard_engine(self.settings)
+            return
+        with self._lock:
+            engine = self._past.pop(snapshot, None)
+        if engine is not None:
+            engine.close()
 
     def snapshot(self, conn: duckdb.DuckDBPyConnection) -> int | None:
         """The lake snapshot this cursor reads."""

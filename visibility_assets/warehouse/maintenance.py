@@ -62,7 +62,8 @@ SELECT snapshot_id FROM (
     SELECT snapshot_id, snapshot_time,
            row_number() OVER (PARTITION BY CAST(timezone($zone, snapshot_time) AS DATE)
                               ORDER BY snapshot_id DESC) AS newest_of_day,
-           max(snapshot_id) OVER () AS latest
+           -- a subquery, not a window over every row: DuckDB's races (duckdb/duckdb#25713)
+           (SELECT max(snapshot_id) FROM ducklake_snapshots('""" + LAKE + """')) AS latest
     FROM ducklake_snapshots('""" + LAKE + """'))
 WHERE snapshot_id < latest AND (snapshot_time < $expire_before OR (newest_of_day > 1 AND snapshot_id <= $thinned_to))
 ORDER BY snapshot_id

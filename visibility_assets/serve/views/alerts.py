@@ -17,14 +17,18 @@ BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tes
 PAGE_ALERTS = 50
 
 ALERTS = """
-SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
-       baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
-       model_changed, fault_class, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
-       CAST(date - to_days(1) AS DATE) AS baseline_to, count(*) OVER () AS alerts_found
-FROM visibility_alerts
-WHERE date BETWEEN $start AND $end
-  AND (category IS NULL OR category = $category)
-  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+WITH found AS MATERIALIZED (
+    SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
+           baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
+           model_changed, fault_class, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
+           CAST(date - to_days(1) AS DATE) AS baseline_to
+    FROM visibility_alerts
+    WHERE date BETWEEN $start AND $end
+      AND (category IS NULL OR category = $category)
+      AND (len($platforms) = 0 OR list_contains($platforms, platform))
+)
+SELECT *, (SELECT count(*) FROM found) AS alerts_found  -- not a window: answers.py says why
+FROM found
 ORDER BY decision = 'alert' DESC, date DESC, decision, p_value NULLS LAST, platform, subject
 LIMIT $limit OFFSET $offset
 """

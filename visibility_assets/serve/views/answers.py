@@ -24,19 +24,26 @@ WITH tracked AS (
 naming AS (
     SELECT request_key FROM brand_mentions
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
-)
-SELECT s.request_key, s.date, s.platform, s.question_id, s.round, count(*) OVER () AS total
-FROM stg_samples AS s
-SEMI JOIN tracked USING (date, platform)
-WHERE s.category = $category AND s.date BETWEEN $start AND $end
-  AND (len($platforms) = 0 OR list_contains($platforms, s.platform))
-  AND ($question IS NULL OR s.question_id = $question)
+),
+cell AS MATERIALIZED (
+    SELECT s.request_key, s.date, s.platform, s.question_id, s.round
+    FROM stg_samples AS s
+    SEMI JOIN tracked USING (date, platform)
+    WHERE s.category = $category AND s.date BETWEEN $start AND $end
+      AND (len($platforms) = 0 OR list_contains($platforms, s.platform))
+      AND ($question IS NULL OR s.question_id = $question)
 """
-NAMED_CONDITION = {"all": "", "yes": "  AND s.request_key IN (SELECT request_key FROM naming)\n",
-                   "no": "  AND s.request_key NOT IN (SELECT request_key FROM naming)\n"}
+NAMED_CONDITION = {"all": "", "yes": "      AND s.request_key IN (SELECT request_key FROM naming)\n",
+                   "no": "      AND s.request_key NOT IN (SELECT request_key FROM naming)\n"}
 NAMED = tuple(NAMED_CONDITION)  # every answer of the cell, those naming the brand, those that do not
+# The total is a scalar subquery, not a window count over every row: DuckDB's parallel window
+# count races (duckdb/duckdb#22846, #25713: an internal error that invalidates the database
+# until the process restarts; tests/test_layers.py refuses such a window).
 PAGE_ORDER = """
-ORDER BY s.date, s.platform, s.question_id, s.round, s.request_key
+)
+SELECT request_key, date, platform, question_id, round, (SELECT count(*) FROM cell) AS total
+FROM cell
+ORDER BY date, platform, question_id, round, request_key
 LIMIT $limit OFFSET $offset
 """
 

@@ -36,14 +36,14 @@ found AS (
     GROUP BY brand
 ),
 page AS (
-    SELECT brand, count(*) OVER () AS brands_found
+    SELECT brand
     FROM found
     ORDER BY CASE WHEN $sort = 'brand' THEN NULL ELSE sort_rate END DESC NULLS LAST, brand
     LIMIT $limit OFFSET $offset
 )
 SELECT r.brand, r.platform, r.mentioned, r.valid, r.rate.rate AS mention_rate, r.rate.low, r.rate.high,
        CASE WHEN r.category_mentions > 0 THEN r.mentioned / r.category_mentions END AS share_of_voice,
-       (SELECT max(brands_found) FROM page) AS brands_found
+       (SELECT count(*) FROM found) AS brands_found  -- not a window: answers.py says why
 FROM rated AS r
 WHERE r.brand IN (SELECT brand FROM page) OR r.brand = $own
 ORDER BY r.brand, r.platform
