@@ -1,11 +1,11 @@
 -- kind: incremental
 -- grain: date, platform, kind, category, subject
 -- A brand's mention rate, or a platform's refusal, error or moderation share, against its trailing
--- 7-day baseline, when the two-proportion test gives p < 0.05 and the baseline holds at
--- least 3 days. q_value is the Benjamini-Hochberg adjusted p over all of the platform's tests
--- that day (dozens of brands are tested at once). decision: 'alert' when p < 0.01 and
--- q <= 0.10 (the change is clear; it is notified); 'borderline' otherwise (p between 0.01 and
--- 0.05, or q high): more samples of that day can settle it (events/, extra sampling).
+-- baseline (baseline_days(), macros.sql), when the two-proportion test keeps the change
+-- (change_kept) and the baseline holds at least 3 days. q_value is the Benjamini-Hochberg
+-- adjusted p over all of the platform's tests that day (dozens of brands are tested at once).
+-- decision: 'alert' when the change is clear (change_is_clear; it is notified); 'borderline'
+-- otherwise: more samples of that day can settle it (events/, extra sampling).
 -- model_changed: the platform changed its model that day (fct_model_changes), so a jump is
 -- likely the model's; the flagged signals themselves are rows of kind 'model_change'.
 -- fault_class says whose the change is (core/faults.py): brand (a mention rate: the brand
@@ -22,7 +22,7 @@ mention_baseline AS (
            sum(m.mentioned_answers) AS x0, sum(m.valid_answers) AS n0, count(DISTINCT m.date) AS baseline_days
     FROM {{ run_partitions }} AS r
     JOIN {{ ref('fct_mention_metrics') }} AS m
-      ON m.platform = r.platform AND m.date BETWEEN r.date - INTERVAL 7 DAY AND r.date - INTERVAL 1 DAY
+      ON m.platform = r.platform AND m.date BETWEEN r.date - to_days(baseline_days()) AND r.date - INTERVAL 1 DAY
     GROUP BY ALL
 ),
 invalid_today AS (
@@ -34,7 +34,7 @@ invalid_window AS (
     SELECT r.date, r.platform, i.reason, i.answers, i.date AS day
     FROM {{ run_partitions }} AS r
     JOIN {{ ref('fct_invalid_answers') }} AS i
-      ON i.platform = r.platform AND i.date BETWEEN r.date - INTERVAL 7 DAY AND r.date - INTERVAL 1 DAY
+      ON i.platform = r.platform AND i.date BETWEEN r.date - to_days(baseline_days()) AND r.date - INTERVAL 1 DAY
 ),
 invalid_baseline AS (
     SELECT date, platform, reason, sum(answers) AS answers
@@ -102,14 +102,14 @@ SELECT
     p AS p_value,
     q_value,
     tests AS tests_that_day,
-    CASE WHEN p < 0.01 AND q_value <= 0.10 THEN 'alert' ELSE 'borderline' END AS decision,
+    CASE WHEN change_is_clear(p, q_value) THEN 'alert' ELSE 'borderline' END AS decision,  -- macros.sql
     n1 AS answers,
     n0 AS baseline_answers,
     baseline_days,
     now() AS stored_at,
     $run_id AS run_id
 FROM adjusted
-WHERE p < 0.05
+WHERE change_kept(p)
 )
 
 SELECT c.*, coalesce(m.model_changed, false) AS model_changed,

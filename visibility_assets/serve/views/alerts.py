@@ -13,14 +13,13 @@ from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import has_tables
 
-BASELINE_DAYS = 7  # fct_visibility_alerts.sql: the trailing window a day is tested against
 PAGE_ALERTS = 50
 
 ALERTS = """
 WITH found AS MATERIALIZED (
     SELECT date, platform, kind, category, subject, direction, decision, rate, rate_low, rate_high,
            baseline_rate, baseline_low, baseline_high, change, p_value, q_value, answers, baseline_answers,
-           model_changed, fault_class, CAST(date - to_days(CAST($baseline AS INTEGER)) AS DATE) AS baseline_from,
+           model_changed, fault_class, CAST(date - to_days(baseline_days()) AS DATE) AS baseline_from,
            CAST(date - to_days(1) AS DATE) AS baseline_to
     FROM visibility_alerts
     WHERE date BETWEEN $start AND $end
@@ -60,7 +59,7 @@ FAULT_COLUMNS = ("date", "platform", "fault_class", "alerts", "faults", "kinds",
 
 def alerts(conn: duckdb.DuckDBPyConnection, filters: Filters, offset: int = 0, limit: int = PAGE_ALERTS) -> dict:
     page = Grid.of(conn.execute(ALERTS, {**filters.params("category", "start", "end", "platforms"),
-                                         "baseline": BASELINE_DAYS, "limit": limit, "offset": offset}))
+                                         "limit": limit, "offset": offset}))
     found = page.rows[0]["alerts_found"] if page.rows else 0
     tables = {
         "alerts": page.without("alerts_found"),

@@ -1,7 +1,7 @@
 """Overview: one brand's figures per platform and pooled over the chosen platforms, each with
 its 95% interval and its change against the previous period of equal length; a change is
-marked significant by the alerts' own test and decision (fct_visibility_alerts.sql: the
-two-proportion z test, p < 0.01 and a Benjamini-Hochberg q <= 0.10 over the view's tests).
+marked significant by the alerts' own test and decision (the two-proportion z test and
+change_is_clear of macros.sql, with the Benjamini-Hochberg q over the view's tests).
 
 Figures pool the counts of `mention_metrics` over the days and platforms (a rate of a period
 is its answers over its answers, never a mean of daily rates), so one day and one platform
@@ -103,7 +103,7 @@ adjusted AS (
     FROM ranked
 )
 SELECT platform, metric, value, low, high, previous, value - previous AS change, p_value, q_value,
-       coalesce(p_value < 0.01 AND q_value <= 0.10, false) AS significant,
+       coalesce(change_is_clear(p_value, q_value), false) AS significant,  -- the alerts' rule (macros.sql)
        x1 AS count, n1 AS base, x0 AS previous_count, n0 AS previous_base
 FROM adjusted
 ORDER BY platform = 'all' DESC, platform, metric
