@@ -94,10 +94,10 @@ class Rate:
 
 MENTION_RATE = Rate("mention_rate", "mention_rate_low", "mention_rate_high", "mentioned_answers", "valid_answers",
                     "mention rate")
-POSITIVE_RATE = Rate("positive_rate", "positive_rate_low", "positive_rate_high", "positive_rate * mentioned_answers",
+POSITIVE_RATE = Rate("positive_rate", "positive_rate_low", "positive_rate_high", "positive_sentiment_answers",
                      "mentioned_answers", "positive share of mentions")
 NEGATIVE_RATE = Rate("negative_sentiment_rate", "negative_sentiment_rate_low", "negative_sentiment_rate_high",
-                     "negative_sentiment_rate * mentioned_answers", "mentioned_answers", "negative share of mentions")
+                     "negative_sentiment_answers", "mentioned_answers", "negative share of mentions")
 
 
 def _rate_chart(conn, day: Date, category: str, platforms: list[str], rate: Rate = MENTION_RATE) -> str:
