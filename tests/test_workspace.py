@@ -302,3 +302,29 @@ def test_the_overview_lists_the_options_of_the_category_that_brands_yaml_does_no
     assert all(row["share_low"] <= row["share"] <= row["share_high"] for row in rows)
     page = client.get(f"/overview?brand=阿里云&from={FIRST}&to={DAY}").text
     assert 'id="also-recommended"' in page and str(escape(rows[0]["brands_yaml"])) in page
+
+
+def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(workspace):
+    import re
+
+    from dagster import DagsterInstance, build_sensor_context
+
+    from tests.workspace_lake import csrf_of
+    from visibility_assets.config.resource import VisibilityConfigResource
+    from visibility_assets.core.days import yesterday
+    from visibility_assets.core.partitions import partition_key
+    from visibility_assets.events.defs import collection_task_sensor
+    from visibility_assets.events.tasks import TASK_TAG
+    from visibility_assets.warehouse.resource import WarehouseResource
+
+    admin = workspace.client("adam")
+    asked = admin.post("/admin/ask", data={"csrf": csrf_of(admin.get("/admin").text), "platform": "kimi",
+                                           "question": "q001"})
+    assert asked.status_code == 200, asked.text[-500:]
+    task_id = re.search(r"task (\w+) queued", asked.text).group(1)
+    resources = {"visibility_config": VisibilityConfigResource(config_dir=str(workspace.config.directory)),
+                 "warehouse": WarehouseResource.from_settings(workspace.lake)}
+    result = collection_task_sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=resources))
+    (request,) = [r for r in result.run_requests if r.tags.get(TASK_TAG) == task_id]
+    assert request.partition_key == partition_key(yesterday().isoformat(), "kimi")
+    assert any(e.action == "ask" and e.actor == "adam" and task_id in e.detail for e in workspace.accounts.audit_trail())

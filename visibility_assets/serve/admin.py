@@ -1,21 +1,25 @@
-"""The admin page: the users, the audit trail, and the ad-hoc `ask` action (a `visibility ask`
-started in its own process, its output kept under the data directory)."""
+"""The admin page: the users, the audit trail, and the ad-hoc `ask` action: a task of the
+event queue (events/), which the collection task sensor submits to Dagster as a run of the
+nightly job for its partition, like every other task (the run queue, its tags, its priority
+and its per-platform limit apply)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
+import uuid
+from datetime import UTC, datetime
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from visibility_assets.core.days import yesterday
+from visibility_assets.events.detect import adhoc_event
+from visibility_assets.events.service import over_budget_message, record_events
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import ROLES, AccountError, generated_password
 from visibility_assets.serve.login import client_address
 from visibility_assets.serve.workspace import Workspace
+from visibility_assets.warehouse.resource import WarehouseResource
 
 
 def _page(request: Request, notice: str | None = None, error: str | None = None, status: int = 200) -> Response:
@@ -60,8 +64,8 @@ def remove_user(request: Request) -> Response:
 
 @protected("admin")
 def ask(request: Request) -> Response:
-    """Starts `visibility ask` for a platform and questions; the run is the CLI's, with its
-    budget and its locks."""
+    """Queues one question on one platform, one round, for yesterday's partition (Asia/Shanghai):
+    a task the collection task sensor launches, not a process of the web server."""
     workspace: Workspace = request.app.state.workspace
     form = _form(request)
     platform, question = form.get("platform", ""), form.get("question", "")
@@ -69,17 +73,17 @@ def ask(request: Request) -> Response:
         return _page(request, error=f"unknown platform {platform!r}", status=400)
     if question not in {q.id for q in workspace.config.questions}:
         return _page(request, error=f"unknown question {question!r}", status=400)
-    logs = workspace.guard.settings.home / "workspace" / "asks"
-    logs.mkdir(parents=True, exist_ok=True)
-    log = logs / f"{time.strftime('%Y%m%dT%H%M%S')}-{platform}-{question}.log"
-    command = [sys.executable, "-m", "visibility_assets.cli", "--config-dir", str(workspace.config.directory),
-               "ask", "--platform", platform, "--question", question]
-    with open(log, "wb") as out:
-        subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                         env=dict(os.environ), start_new_session=True)
-    workspace.accounts.audit(request.state.user.name, "ask", f"{platform} {question}", client_address(request),
-                             f"log {log}")
-    return _page(request, notice=f"asking {platform} question {question} now; its output goes to {log}")
+    actor, now = request.state.user.name, datetime.now(UTC)
+    event = adhoc_event(workspace.config, platform, yesterday(now), [question], None, 1, f"{actor} (workspace)", now,
+                        ident=uuid.uuid4().hex)
+    plan = record_events(WarehouseResource.from_settings(workspace.reader.settings), workspace.config, [event], now)
+    if not plan.new_tasks:
+        return _page(request, error=over_budget_message(workspace.config, platform), status=409)
+    task = plan.new_tasks[0]
+    workspace.accounts.audit(actor, "ask", f"{platform} {question}", client_address(request), f"task {task.task_id}")
+    return _page(request, notice=f"task {task.task_id} queued: {question} on {platform} for {task.date}; the"
+                                 " collection task sensor submits it as a run of the nightly job (Dagster's run"
+                                 " queue and the platform's run limit apply)")
 
 
 def _form(request: Request) -> dict[str, str]:
