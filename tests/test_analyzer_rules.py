@@ -1,4 +1,4 @@
-"""Each analysis rule (README, "Analysis") on a minimal answer, with the rule recorded for rejections."""
+"""Each analysis rule (docs/analysis.md) on a minimal answer, with the rule recorded for rejections."""
 
 import pytest
 

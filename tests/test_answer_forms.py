@@ -1,4 +1,4 @@
-"""Answer forms the analyzer once got wrong (README, "Analysis"), one short test each."""
+"""Answer forms the analyzer once got wrong (docs/analysis.md), one short test each."""
 
 import pytest
 

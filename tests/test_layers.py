@@ -97,12 +97,12 @@ def _is_submodule(module, name: str) -> bool:
     return hasattr(module, "__path__") and importlib.util.find_spec(module.__name__ + "." + name) is not None
 
 
-def test_every_path_the_readme_names_for_a_concept_or_a_folder_exists():
-    """The README's tree of the package and its table of concepts point at files a newcomer opens."""
+def test_every_path_the_architecture_page_names_for_a_concept_or_a_folder_exists():
+    """docs/architecture.md's tree of the package and its table of concepts point at files a newcomer opens."""
     import re
 
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    built = readme[readme.index("## How it is built"):readme.index("Measured figures behind some choices")]
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    built = page[:page.index("Measured figures behind some choices")]
     table = built[built.index("| concept | home |"):]
     named = set(re.findall(r"`([A-Za-z_][\w/.-]*\.(?:py|sql|yml|yaml)|[a-z_]+/(?:[a-z_]+/)*)`", table))
     tree = built[built.index("visibility_assets/\n"):built.index("```", built.index("visibility_assets/\n"))]

@@ -1,6 +1,6 @@
 -- kind: incremental
 -- grain: date, platform, category, brand
--- The metrics per date x platform x category x brand (README, "Metrics"), over valid answers, with 95% Wilson intervals.
+-- The metrics per date x platform x category x brand (docs/metrics.md), over valid answers, with 95% Wilson intervals.
 -- share_of_voice compares a brand with the other tracked brands of its category.
 -- The demand-weighted rates count each question by its weight (questions.yaml): the weighted
 -- mention rate is the weight-averaged mention rate of the questions, its interval a Wilson

@@ -1,4 +1,4 @@
-"""Advice against a brand (README, "Analysis", Recommendation): "不推荐 X", "avoid X", "X … skip",
+"""Advice against a brand (docs/analysis.md, Recommendation): "不推荐 X", "avoid X", "X … skip",
 "X is one I'd steer clear of", or a closing clause such as "请避免选择". A brand advised against
 is not recommended unless the answer lists it as an option (the analyzer's call)."""
 

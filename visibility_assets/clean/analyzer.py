@@ -1,4 +1,4 @@
-"""One answer in, its analysis out (README, "Analysis"): validity, mentions, ranks, citations."""
+"""One answer in, its analysis out (docs/analysis.md): validity, mentions, ranks, citations."""
 
 from __future__ import annotations
 

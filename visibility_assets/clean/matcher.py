@@ -76,8 +76,8 @@ class AliasMatcher:
         # Every normalized alias, one a line: "is t part of some alias" is one C-level search.
         self.all_keys = "\n".join(entries)
         # ahocorasick-rs (Rust; offsets in characters for a str). A DFA scans faster on its own
-        # but grows with the catalog, so large catalogs use the contiguous NFA (figures: README,
-        # "How it is built").
+        # but grows with the catalog, so large catalogs use the contiguous NFA (figures: docs/architecture.md,
+        # "Performance").
         keys = list(entries)
         self.first_marker = len(keys)  # pattern indexes from here on are markers
         keys += markers

@@ -1,5 +1,5 @@
 """The texts that make an answer invalid before anything else is read: refusals, quoted API
-errors and rate limits (the analyzer's validity rules, README "Analysis")."""
+errors and rate limits (the analyzer's validity rules, docs/analysis.md)."""
 
 import re
 

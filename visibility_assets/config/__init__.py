@@ -1,4 +1,4 @@
-"""The YAML configuration: brands, questions, platforms and prices (README, "Configuration")."""
+"""The YAML configuration: brands, questions, platforms and prices (docs/configuration.md)."""
 
 from visibility_assets.config.loading import (
     BRANDS_FILE,

@@ -1,4 +1,4 @@
-"""Event-driven collection (README, "Events and tasks"): what happened becomes what to collect.
+"""Event-driven collection (docs/events.md): what happened becomes what to collect.
 
 An event is something that happened (an uncertain change in visibility_alerts, a person asking,
 questions added to questions.yaml, a new analyzer version, a collection-quality figure that

@@ -38,7 +38,7 @@ def last_runs_of(context: SensorEvaluationContext, tasks: list[Task]) -> dict[st
     description="Events into tasks: a borderline change in visibility_alerts gets extra rounds of its"
     " category's questions that day, questions added to questions.yaml are asked for the latest"
     " collected day; each task runs the nightly job for its partition at its effective priority"
-    " (README, 'Events and tasks').",
+    " (docs/events.md).",
 )
 def collection_task_sensor(context: SensorEvaluationContext, visibility_config: VisibilityConfigResource,
                            warehouse: WarehouseResource):

@@ -1,4 +1,4 @@
-"""The order tasks run in: one formula, written once (README, "Events and tasks").
+"""The order tasks run in: one formula, written once (docs/events.md).
 
     effective = base[kind] + urgency + sla - min(retry_penalty x retries, retry_penalty_cap)
 

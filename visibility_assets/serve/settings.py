@@ -1,5 +1,5 @@
 """How `visibility serve` runs: read once when the app is built, from the environment that
-the command sets for its worker processes (README, "The workspace")."""
+the command sets for its worker processes (docs/workspace.md)."""
 
 from __future__ import annotations
 

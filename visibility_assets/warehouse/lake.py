@@ -2,7 +2,7 @@
 
 Embedded default: a SQLite catalog and a data folder under the data directory, so several
 processes on one machine read and write at once. Production: a PostgreSQL catalog and a data
-path on shared storage or S3-compatible object storage (README, "Deployment"). One setting
+path on shared storage or S3-compatible object storage (docs/deployment.md). One setting
 chooses: VISIBILITY_WAREHOUSE (`sqlite:FILE` or `postgres:CONNINFO`), with
 VISIBILITY_WAREHOUSE_DATA for the data path. Credentials are never part of either: libpq reads
 PGPASSWORD, S3 keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.

@@ -47,7 +47,7 @@ def get_instance(kind: str = "sqlite") -> DagsterInstance:
 def batch_event_writes() -> None:
     """Have run workers write a step's asset events as batches of up to EVENT_BATCH_SIZE: on
     PostgreSQL storage one multi-row insert instead of one transaction per partition (a
-    SQLite storage still writes them one by one (figures: README, "How it is built").
+    SQLite storage still writes them one by one (figures: docs/architecture.md, "Performance").
     Dagster falls back to single writes if a batch fails. A value the user set is kept."""
     os.environ.setdefault(EVENT_BATCH_SIZE_ENV, EVENT_BATCH_SIZE)
 
@@ -57,7 +57,7 @@ def planned_events_as_subsets() -> Iterator[None]:
     """Runs created inside record one "planned" event per asset holding the partition subset,
     not one per partition. Dagster's trade-off:
     if such a run fails, its partitions are not marked failed in the UI (the run is). Used for
-    the range runs this package creates itself; see the README for the daemon and webserver."""
+    the range runs this package creates itself; see docs/deployment.md for the daemon and webserver."""
     previous = os.environ.get(PLANNED_SUBSET_ENV)
     os.environ[PLANNED_SUBSET_ENV] = "true"
     try:

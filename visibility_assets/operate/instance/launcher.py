@@ -7,7 +7,7 @@ daemon's run monitoring sees the worker gone, marks the run failed, and the run-
 starts it again (the journal resumes it without re-sending what was stored).
 
 The worker is found by the pid its RUN_START event carries, on this machine: the daemon and
-the code server it starts run side by side (README, Deployment).
+the code server it starts run side by side (docs/deployment.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`visibility bench all`: the benchmarks at a size that takes a few minutes, each in a process
-of its own, and one JSON object of the ratios that guard them (README, "Performance").
+of its own, and one JSON object of the ratios that guard them (docs/architecture.md, "Performance").
 
 Ratios, not seconds: this machine and the next differ, but a ratio that gets worse by more
 than 10% after a change is that change's to explain.
