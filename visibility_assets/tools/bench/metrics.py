@@ -44,7 +44,9 @@ SELECT s.request_key, s.date, s.platform, s.category, s.category || '-brand-' ||
            AS list_rank,
        CASE WHEN s.valid AND hash(s.request_key, b) % 100 < 20 + 7 * b THEN hash(b, s.date) % 10 <> 0 END
            AS recommended,
-       s.has_citation AND hash(s.request_key, b, 7) % 4 = 0 AS cites_own_domain
+       s.has_citation AND hash(s.request_key, b, 7) % 4 = 0 AS cites_own_domain,
+       CASE WHEN s.valid AND hash(s.request_key, b) % 100 < 20 + 7 * b  -- a named brand has a label, as cleaned
+            THEN ['positive', 'neutral', 'negative'][CAST(1 + hash(b, s.request_key, 3) % 3 AS INTEGER)] END AS sentiment
 FROM cleaned_samples AS s, range($brands) AS brands(b)
 ORDER BY s.date, s.platform  -- as nightly runs append them: partition after partition
 """
