@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date as Date
 from datetime import timedelta
 
 import duckdb
 
+from visibility_assets.measure.metric_catalog import Metric
+from visibility_assets.measure.metric_catalog import shares as catalog_shares
 from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from visibility_assets.report.quality import quality_section
@@ -66,11 +67,11 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         " 95% interval, which covers the sampling error only, not the labels' own errors above.</p>"]
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", '<p class="note">Positive share of mentions</p>',
-                     _rate_chart(conn, day, category, platforms, POSITIVE_RATE),
+                     _rate_chart(conn, day, category, platforms, "positive_rate"),
                      '<p class="note">Negative share of mentions</p>',
-                     _rate_chart(conn, day, category, platforms, NEGATIVE_RATE),
+                     _rate_chart(conn, day, category, platforms, "negative_sentiment_rate"),
                      '<p class="note">Positive share, 30-day trend (all platforms pooled)</p>',
-                     _trend_chart(conn, day, category, POSITIVE_RATE)]
+                     _trend_chart(conn, day, category, "positive_rate")]
     sections += [untracked_section(conn, day), sources_section(conn, day)]
     sections += ["<h2>Alerts (last 7 days)</h2>", _alerts_table(conn, day),
                  "<h2>Invalid answers per platform</h2>",
@@ -81,36 +82,24 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 
 
-@dataclass(frozen=True)
-class Rate:
-    """A rate of mention_metrics a chart shows: its columns (names from the model, never input)."""
-    column: str
-    low: str
-    high: str
-    numerator: str  # the counts the pooled trend adds up
-    denominator: str
-    label: str
+def _share(name: str) -> Metric:
+    """A share of the metric catalog (dbt_like_sql/metrics.yml): its rate and its interval's bounds
+    are mention_metrics' columns NAME, NAME_low and NAME_high; its counts pool a period."""
+    return next(m for m in catalog_shares() if m.name == name)
 
 
-MENTION_RATE = Rate("mention_rate", "mention_rate_low", "mention_rate_high", "mentioned_answers", "valid_answers",
-                    "mention rate")
-POSITIVE_RATE = Rate("positive_rate", "positive_rate_low", "positive_rate_high", "positive_sentiment_answers",
-                     "mentioned_answers", "positive share of mentions")
-NEGATIVE_RATE = Rate("negative_sentiment_rate", "negative_sentiment_rate_low", "negative_sentiment_rate_high",
-                     "negative_sentiment_answers", "mentioned_answers", "negative share of mentions")
-
-
-def _rate_chart(conn, day: Date, category: str, platforms: list[str], rate: Rate = MENTION_RATE) -> str:
+def _rate_chart(conn, day: Date, category: str, platforms: list[str], name: str = "mention_rate") -> str:
+    rate = _share(name)  # its names are the catalog's, checked as identifiers when it was read
     rows = conn.execute(
-        "SELECT brand, platform, " + rate.column + ", " + rate.low + ", " + rate.high
-        + " FROM mention_metrics WHERE date = ? AND category = ? AND " + rate.column + " IS NOT NULL"
+        "SELECT brand, platform, " + rate.name + ", " + rate.name + "_low, " + rate.name + "_high"
+        + " FROM mention_metrics WHERE date = ? AND category = ? AND " + rate.name + " IS NOT NULL"
         " ORDER BY brand, platform", [day, category]).fetchall()
     by_brand: dict[str, dict] = {}
     for brand, platform, value, low, high in rows:
         by_brand.setdefault(brand, {})[platform] = (value, low, high)
     ordered = sorted(by_brand, key=lambda b: -sum((v[0] or 0) for v in by_brand[b].values()))
     return interval_chart([{"label": b, "points": by_brand[b]} for b in ordered], platforms,
-                          f"{rate.label} per platform, {category}")
+                          f"{rate.label.lower()} per platform, {category}")
 
 
 def _share_chart(conn, day: Date, category: str) -> str:
@@ -125,7 +114,8 @@ def _share_chart(conn, day: Date, category: str) -> str:
                         f"share of voice, {category}")
 
 
-def _trend_chart(conn, day: Date, category: str, rate: Rate = MENTION_RATE) -> str:
+def _trend_chart(conn, day: Date, category: str, name: str = "mention_rate") -> str:
+    rate = _share(name)
     start = day - timedelta(days=TREND_DAYS - 1)
     rows = conn.execute(
         "SELECT date, brand, sum(" + rate.numerator + ") / nullif(sum(" + rate.denominator + "), 0)"
@@ -136,7 +126,7 @@ def _trend_chart(conn, day: Date, category: str, rate: Rate = MENTION_RATE) -> s
     lines: dict[str, list] = {}
     for date, brand, value in rows:
         lines.setdefault(brand, [None] * TREND_DAYS)[index[date.isoformat()]] = value
-    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend of the {rate.label}, {category}",
+    return line_chart(dates, dict(sorted(lines.items())), f"{TREND_DAYS}-day trend of the {rate.label.lower()}, {category}",
                       model_changes(conn, start, day))
 
 

@@ -9,37 +9,22 @@ read exactly that row of `mention_metrics`."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import duckdb
 
 from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
 from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
+from visibility_assets.measure.metric_catalog import metric_catalog
+from visibility_assets.measure.metric_catalog import shares as catalog_shares
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import has_tables
 
-# (metric, numerator, denominator) over the pooled counts: each is a proportion.
-SHARES = """
-    SELECT period, platform, 'mention_rate' AS metric, mentioned AS x, valid AS n FROM pooled
-    UNION ALL SELECT period, platform, 'share_of_voice', mentioned, category_mentions FROM pooled
-    UNION ALL SELECT period, platform, 'top1_rate', top1, valid FROM pooled
-    UNION ALL SELECT period, platform, 'top3_rate', top3, valid FROM pooled
-    UNION ALL SELECT period, platform, 'recommend_rate', recommended, valid FROM pooled
-    UNION ALL SELECT period, platform, 'negative_rate', advised_against, valid FROM pooled
-    UNION ALL SELECT period, platform, 'positive_rate', positive, mentioned FROM pooled
-    UNION ALL SELECT period, platform, 'negative_sentiment_rate', negative, mentioned FROM pooled
-    UNION ALL SELECT period, platform, 'own_domain_citation_rate', own_cited, mentioned FROM pooled
-"""
-LABELS = {"mention_rate": "Mention rate", "share_of_voice": "Share of voice", "avg_list_rank": "Average list rank",
-          "top1_rate": "Top-1 rate", "top3_rate": "Top-3 rate", "recommend_rate": "Recommended",
-          "negative_rate": "Advised against", "positive_rate": "Positive sentiment",
-          "negative_sentiment_rate": "Negative sentiment", "own_domain_citation_rate": "Own-domain citations"}
-METRICS = ("mention_rate", "share_of_voice", "avg_list_rank", "top1_rate", "top3_rate", "recommend_rate",
-           "negative_rate", "positive_rate", "negative_sentiment_rate", "own_domain_citation_rate")
-
 # The brand's rows are read into a MATERIALIZED table expression before each GROUPING SETS: over
 # the lake, DuckDB may scan the table once per grouping set otherwise (TREND: 56 -> 23 ms at 5,000 brands).
-FIGURES = """
+FIGURES_ROWS = """
 WITH rows AS MATERIALIZED (
     SELECT CASE WHEN date >= $start THEN 'current' ELSE 'previous' END AS period, *
     FROM mention_metrics
@@ -48,16 +33,29 @@ WITH rows AS MATERIALIZED (
 ),
 pooled AS (
     SELECT period, coalesce(platform, 'all') AS platform,
-           sum(valid_answers) AS valid, sum(mentioned_answers) AS mentioned,
-           sum(category_mentions) AS category_mentions, sum(listed_answers) AS listed,
-           sum(avg_list_rank * listed_answers) AS rank_sum, sum(list_rank_sum_sq) AS rank_sum_sq,
-           sum(top1_answers) AS top1, sum(top3_answers) AS top3, sum(recommended_answers) AS recommended,
-           sum(negative_answers) AS advised_against, sum(positive_sentiment_answers) AS positive,
-           sum(negative_sentiment_answers) AS negative, sum(own_domain_cited_answers) AS own_cited
+           sum(listed_answers) AS listed, sum(avg_list_rank * listed_answers) AS rank_sum,
+           sum(list_rank_sum_sq) AS rank_sum_sq"""
+FIGURES_TESTS = """
     FROM rows
     GROUP BY GROUPING SETS ((period, platform), (period))
 ),
-shares AS (""" + SHARES + """),
+shares AS ("""
+
+
+@cache
+def figures_sql() -> str:
+    """FIGURES over the shares of the metric catalog (dbt_like_sql/metrics.yml): each count column
+    they pool is summed once, then each share is a (metric, x, n) row. The names and columns
+    entering the text are the catalog's, checked as identifiers when it is read."""
+    shares = catalog_shares()
+    columns = list(dict.fromkeys(c for m in shares for c in (m.numerator, m.denominator)))
+    sums = "".join(",\n           sum(" + c + ") AS " + c for c in columns)
+    rows = "\n    UNION ALL ".join("SELECT period, platform, '" + m.name + "' AS metric, " + m.numerator + " AS x, "
+                                  + m.denominator + " AS n FROM pooled" for m in shares)
+    return FIGURES_ROWS + sums + FIGURES_TESTS + "\n    " + rows + "\n" + FIGURES_AFTER_SHARES
+
+
+FIGURES_AFTER_SHARES = """),
 share_tests AS (
     SELECT c.platform, c.metric, c.x AS x1, c.n AS n1, p.x AS x0, p.n AS n0,
            wilson(c.x, c.n) AS now, wilson(p.x, p.n) AS before,
@@ -216,11 +214,11 @@ def also_offered(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
 
 
 def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False) -> dict:
-    figures = Grid.of(conn.execute(FIGURES, filters.params("brand", "category", "start", "end", "previous_start",
+    figures = Grid.of(conn.execute(figures_sql(), filters.params("brand", "category", "start", "end", "previous_start",
                                                            "platforms")))
     trend = Grid.of(conn.execute(TREND, filters.params("brand", "category", "start", "end", "platforms")))
     changes = Grid.of(conn.execute(MODEL_CHANGES, filters.params("start", "end", "platforms")))
-    by_metric: dict[str, dict[str, dict]] = {metric: {} for metric in METRICS}
+    by_metric: dict[str, dict[str, dict]] = {metric.name: {} for metric in metric_catalog()}
     for row in figures.rows:
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
