@@ -5,7 +5,7 @@
 -- The demand-weighted rates count each question by its weight (questions.yaml): the weighted
 -- mention rate is the weight-averaged mention rate of the questions, its interval a Wilson
 -- interval at Kish's effective sample size (weight_sum² / weight_sq_sum), which is the answer
--- count when every weight is equal (tests/test_weighted_metrics.py checks its coverage).
+-- count when every weight is equal (tests/measure/test_weighted_metrics.py checks its coverage).
 WITH daily AS (
     SELECT *, CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS BIGINT) AS category_mentions,
            sum(weighted_mentions) OVER (PARTITION BY date, platform, category) AS category_weighted_mentions,

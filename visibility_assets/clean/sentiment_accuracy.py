@@ -2,7 +2,7 @@
 hand-labelled set (tests/eval/sentiment.jsonl), measured for this analyzer version.
 
 The report and the workspace print it beside every sentiment figure the lexicon produced, so no
-one reads a label that is right six times in ten as a fact. tests/test_sentiment_eval.py measures
+one reads a label that is right six times in ten as a fact. tests/clean/test_sentiment_eval.py measures
 it again and fails when the figure or the analyzer version here is stale.
 """
 
