@@ -328,3 +328,49 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
     (request,) = [r for r in result.run_requests if r.tags.get(TASK_TAG) == task_id]
     assert request.partition_key == partition_key(yesterday().isoformat(), "kimi")
     assert any(e.action == "ask" and e.actor == "adam" and task_id in e.detail for e in workspace.accounts.audit_trail())
+
+
+def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_and_the_csv(workspace):
+    """One definition of every figure: for random brands, periods and platforms, each share of the
+    metric catalog in /api/overview (and its CSV) is its numerator over its denominator pooled
+    from mention_metrics directly, per platform and over the chosen ones."""
+    import random
+    from datetime import timedelta
+
+    from visibility_assets.measure.metric_catalog import shares
+
+    rng, client = random.Random(11), workspace.client("vera")
+    brands = [b.name for b in workspace.config.brands]
+    columns = sorted({c for m in shares() for c in (m.numerator, m.denominator)})
+    first, last = date.fromisoformat(FIRST), date.fromisoformat(DAY)
+    checked = 0
+    with reading(workspace.lake) as conn:
+        for draw in range(200):
+            brand, days = rng.choice(brands), rng.randint(1, 5)
+            end = last - timedelta(days=rng.randint(0, (last - first).days + 1 - days))
+            start = end - timedelta(days=days - 1)
+            chosen = rng.choice([[], ["deepseek"], ["kimi"], ["deepseek", "kimi"]])
+            query = f"brand={brand}&from={start}&to={end}" + (f"&platform={','.join(chosen)}" if chosen else "")
+            body = client.get(f"/api/overview?{query}").json()
+            figures = {(f["platform"], f["metric"]): f["value"] for f in body["figures"]}
+            rows = conn.execute("SELECT platform, " + ", ".join("sum(" + c + ")" for c in columns)
+                                + " FROM mention_metrics WHERE brand = ? AND date BETWEEN ? AND ?"
+                                  " AND (len(?) = 0 OR list_contains(?, platform)) GROUP BY platform",
+                                [brand, start, end, chosen, chosen]).fetchall()
+            sums = {platform: dict(zip(columns, values)) for platform, *values in rows}
+            sums["all"] = {c: sum(s[c] for s in sums.values()) for c in columns}
+            for platform, counts in sums.items():
+                for metric in shares():
+                    n = counts[metric.denominator]
+                    expected = counts[metric.numerator] / n if n else None
+                    shown = figures.get((platform, metric.name))
+                    assert (shown is None) == (expected is None) if n else shown is None, (query, metric.name)
+                    if expected is not None:
+                        assert shown == pytest.approx(expected, abs=1e-9), (query, platform, metric.name)
+                        checked += 1
+            if draw % 4 == 0:  # and the CSV export of the same figures
+                table = client.get(f"/api/overview?{query}&format=csv&table=figures").text
+                exported = {(r["platform"], r["metric"]): r["value"] for r in csv.DictReader(io.StringIO(table))}
+                for key, value in figures.items():
+                    assert (exported[key] == "") if value is None else float(exported[key]) == pytest.approx(value)
+    assert checked > 1500  # values compared: shares x platforms x draws, less those without a denominator
