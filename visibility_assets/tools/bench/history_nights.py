@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -165,24 +166,25 @@ class HistoryWriter:
     lake maintenance when `maintenance_due` says it runs after that night."""
 
     def __init__(self, config: VisibilityConfig, processes: int = 2):
-        context = multiprocessing.get_context("spawn")  # a fresh DuckDB and Dagster per worker
+        # A fresh DuckDB and Dagster per worker (spawn). An executor, not multiprocessing.Pool: a
+        # worker that dies fails the night at once (BrokenProcessPool), where Pool.map waited forever.
         self.config = config
-        self.pool = context.Pool(processes, _start_writer, (str(config.directory), dict(os.environ)))
+        self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_start_writer, initargs=(str(config.directory), dict(os.environ)))
 
     def __enter__(self) -> HistoryWriter:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def night(self, day: date) -> list[PartitionWritten]:
-        return self.pool.map(_write, [(day.isoformat(), name) for name in self.config.platform_names], chunksize=1)
+        return list(self.pool.map(_write, [(day.isoformat(), name) for name in self.config.platform_names]))
 
     def maintain(self, night: date) -> None:
         """The lake maintenance after `night`, as the after-night run applies it, in a worker: the
         measuring process keeps no DuckDB of the nights it did not run."""
-        self.pool.apply(_maintain, (night.isoformat(),))
+        self.pool.submit(_maintain, night.isoformat()).result()
 
 
 def days_between(first: date, last: date) -> list[date]:
