@@ -26,8 +26,11 @@ def test_the_tenfold_night_asks_ten_wordings_of_each_question_at_five_times_the_
 
 def test_the_process_tree_counts_a_childs_cpu_and_memory():
     with ProcessTree(interval_s=0.05) as tree:
-        child = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 0.6\n"
-                                  "data = bytearray(64 * 2**20)\nwhile time.time() < end: pass"])
+        # 0.6 s of the child's own CPU, not of the wall clock: on a busy machine a 0.6 s wall loop
+        # got 0.17 s of CPU (a CI run); the wall bound only stops a child that gets none.
+        child = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 30\n"
+                                  "data = bytearray(64 * 2**20)\n"
+                                  "while time.process_time() < 0.6 and time.time() < end: pass"])
         child.wait()
         time.sleep(0.1)
     assert tree.cpu_s >= 0.3  # the child's busy loop, read while it ran
