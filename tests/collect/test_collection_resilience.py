@@ -11,6 +11,7 @@ import pytest
 from dagster import Backoff, DagsterEventType, RetryPolicy, materialize
 
 from tests.pipeline import raw_asset, read_warehouse, resources
+from visibility_assets.collect.in_flight import InFlightLog
 from visibility_assets.collect.plan import plan_requests
 from visibility_assets.collect.resource import CollectorResource
 from visibility_assets.config import load_config
@@ -185,11 +186,22 @@ def _answered_keys(server, platform) -> set[str]:
     return {key for key, count in _stats(server, platform).get("answered_by_key", {}).items() if count}
 
 
+def _received_by_worker(home, platform, answered: set[str]) -> bool:
+    """The worker holds every answer the simulator sent it: each is in its in-flight log, or the
+    log is gone because the journal stored them all. An answer the simulator has sent but the
+    worker has not read yet is still in flight (the kernel's buffers hold it), whatever its count."""
+    logs = list(home.glob(f"**/in_flight/{DAY}/{platform}.log"))
+    if not logs:
+        return True
+    logged = {entry["answer"][0] for entry in InFlightLog(logs[0]).answers()}
+    return answered <= logged
+
+
 @pytest.mark.system
 @pytest.mark.parametrize("when", ["sending", "committing"])
 def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibility_home, tmp_path, monkeypatch, when):
-    """kill -9 of every platform's worker while all of them send (or once every answer is in and
-    the workers are storing them): the resumed runs send again only requests the simulator had
+    """kill -9 of every platform's worker while all of them send (or once every answer has reached
+    its worker and the workers are storing them): the resumed runs send again only requests the simulator had
     not answered a moment before the kill, no more than were in flight, and store each answer once."""
     settings = SimulatorSettings(seed=6, default=PlatformBehaviour(latency_s=(0.05, 0.15)))
     with SimulatorServer(settings, load_config()) as server:
@@ -202,7 +214,9 @@ def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibilit
         answered_before, deadline = {}, time.time() + 90
         while time.time() < deadline:
             answered_now = {p: _answered_keys(server, p) for p in platforms}
-            if all(len(keys) >= enough for keys in answered_now.values()):
+            if all(len(keys) >= enough for keys in answered_now.values()) and (
+                    when == "sending" or all(_received_by_worker(visibility_home, p, answered_now[p])
+                                             for p in platforms)):
                 break
             answered_before = answered_now  # the last look before the one that triggers the kill
             time.sleep(0.2)
