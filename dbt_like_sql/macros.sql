@@ -46,10 +46,14 @@ CREATE OR REPLACE TEMP MACRO normal_two_sided_p(z) AS
         * (1 / (1 + 0.3275911 * abs(z) / sqrt(2))) + 0.254829592)
         * (1 / (1 + 0.3275911 * abs(z) / sqrt(2)))) * exp(-(z * z) / 2);
 
--- The change tests' decisions, declared once for the alerts (fct_visibility_alerts) and every
--- view that marks a change (the workspace's overview): a day is tested against the baseline_days()
--- days before it; a change is kept when p < 0.05 and clear (an alert, notified) when also
--- p < 0.01 and its Benjamini-Hochberg q <= 0.10 over the tests made beside it.
+-- The change tests' decisions, declared once for the alerts (fct_visibility_alerts), every view
+-- that marks a change (the workspace's overview) and every page or report that states the rule
+-- (measure/change_rule.py reads these values): a day is tested against the baseline_days() days
+-- before it; a change is kept when p < change_kept_p() and clear (an alert, notified) when also
+-- p < change_clear_p() and its Benjamini-Hochberg q <= change_clear_q() over the tests made beside it.
 CREATE OR REPLACE TEMP MACRO baseline_days() AS 7;
-CREATE OR REPLACE TEMP MACRO change_kept(p) AS p < 0.05;
-CREATE OR REPLACE TEMP MACRO change_is_clear(p, q) AS p < 0.01 AND q <= 0.10;
+CREATE OR REPLACE TEMP MACRO change_kept_p() AS 0.05;
+CREATE OR REPLACE TEMP MACRO change_clear_p() AS 0.01;
+CREATE OR REPLACE TEMP MACRO change_clear_q() AS 0.10;
+CREATE OR REPLACE TEMP MACRO change_kept(p) AS p < change_kept_p();
+CREATE OR REPLACE TEMP MACRO change_is_clear(p, q) AS p < change_clear_p() AND q <= change_clear_q();

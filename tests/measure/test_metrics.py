@@ -12,6 +12,7 @@ from tests.pipeline import read_warehouse, resources
 from tests.sql_models_harness import copy_project
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.core.partitions import daily_platform_partitions, partition_key
+from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.defs import build_sql_assets
 from visibility_assets.measure.project import ModelError, load_project
 from visibility_assets.operate.automation import RANGE_END, RANGE_START
@@ -184,6 +185,8 @@ def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
     for section in ("Mention rate per platform", "Share of voice", "Trend", "Alerts", "Invalid answers", "Moderation"):
         assert section in html
     assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
+    rule = change_rule()  # the alerts section states the rule the SQL applies
+    assert f"against its {rule.baseline_days}-day baseline" in html and f"p &lt; {rule.kept_p:g}" in html
     from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
     # beside the sentiment figures: the method, and what its labels are worth
     assert "Method: the lexicon" in html and f"of {LEXICON_HELD_OUT.pairs} held-out hand-labelled" in html

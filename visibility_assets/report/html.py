@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import duckdb
 
+from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.metric_catalog import Metric
 from visibility_assets.measure.metric_catalog import shares as catalog_shares
 from visibility_assets.core.visible_text import html_text as escape
@@ -138,6 +139,7 @@ def model_changes(conn, start: Date, end: Date) -> dict[str, str]:
 
 
 def _alerts_table(conn, day: Date) -> str:
+    rule = change_rule()
     rows = conn.execute(
         """SELECT date, platform, kind, coalesce(category, ''), subject, direction, rate, rate_low, rate_high,
                   baseline_rate, baseline_low, baseline_high, p_value, q_value,
@@ -146,19 +148,20 @@ def _alerts_table(conn, day: Date) -> str:
            FROM visibility_alerts WHERE date BETWEEN ? AND ? ORDER BY date DESC, decision, p_value""",
         [day - timedelta(days=ALERT_DAYS - 1), day]).fetchall()
     if not rows:
-        return ('<p class="note">No alerts: no brand or platform moved against its 7-day baseline by more than'
-                " chance explains (two-proportion test, p &lt; 0.05).</p>")
+        return (f'<p class="note">No alerts: no brand or platform moved against its {rule.baseline_days}-day baseline'
+                f" by more than chance explains (two-proportion test, p &lt; {rule.kept_p:g}).</p>")
     head = ("<tr><th>date</th><th>platform</th><th>what</th><th>category</th><th>subject</th><th>change</th>"
-            "<th>now (95% CI)</th><th>7-day baseline (95% CI)</th><th>p</th><th>q (BH)</th><th>decision</th></tr>")
+            f"<th>now (95% CI)</th><th>{rule.baseline_days}-day baseline (95% CI)</th><th>p</th><th>q (BH)</th>"
+            "<th>decision</th></tr>")
     body = "".join(
         f"<tr><td>{d}</td><td>{escape(p)}</td><td>{escape(k)}</td><td>{escape(c)}</td><td>{escape(s)}</td>"
         f'<td class="{direction}">{"▲" if direction == "up" else "▼"} {rate - base:+.0%}</td>'
         f"<td>{rate:.0%} ({lo:.0%}-{hi:.0%})</td><td>{base:.0%} ({blo:.0%}-{bhi:.0%})</td><td>{pv:.1e}</td>"
         f"<td>{'–' if qv is None else f'{qv:.2f}'}</td><td>{escape(decision)}</td></tr>"
         for d, p, k, c, s, direction, rate, lo, hi, base, blo, bhi, pv, qv, decision in rows)
-    note = ('<p class="note">alert: p &lt; 0.01 and q &le; 0.10, a clear change. borderline: p &lt; 0.05 but'
-            " not clear yet; the platform is asked that category's questions for extra rounds that day"
-            " (collection_tasks).</p>")
+    note = (f'<p class="note">alert: p &lt; {rule.clear_p:g} and q &le; {rule.clear_q:.2f}, a clear change.'
+            f" borderline: p &lt; {rule.kept_p:g} but not clear yet; the platform is asked that category's"
+            " questions for extra rounds that day (collection_tasks).</p>")
     return f"<table>{head}{body}</table>{note}"
 
 

@@ -24,6 +24,7 @@ from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
 from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
 from visibility_assets.serve.views.competitors import PAGE_ROWS, SEARCH_CHARS, competitors
+from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.metric_catalog import labels
 from visibility_assets.serve.views.overview import overview
 from visibility_assets.serve.views.questions import questions
@@ -111,7 +112,7 @@ class Workspace:
         self.root_path = root_path.rstrip("/")
         self.templates = Environment(loader=PackageLoader("visibility_assets.serve", "templates"),
                                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-        self.templates.globals.update(views=VIEWS, labels=labels(), url=self.url)
+        self.templates.globals.update(views=VIEWS, labels=labels(), rule=change_rule(), url=self.url)
         self.templates.filters.update(pct=_pct, number=_number, answer_html=answer_html, timestamp=_timestamp)
 
     def url(self, path: str) -> str:
