@@ -10,6 +10,7 @@ from markupsafe import escape
 
 from tests.workspace_lake import DAY, LAST_DAY, PLATFORMS
 from tests.workspace_lake import FIRST_DAY as FIRST
+from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.serve.workspace import VIEWS
 from visibility_assets.warehouse.lake import reading
 
@@ -75,7 +76,8 @@ def test_a_change_is_marked_only_when_the_alerts_test_finds_it(workspace):
     compared = [f for f in body["figures"] if f["previous"] is not None and f["p_value"] is not None]
     assert compared  # the day before is in the warehouse
     for figure in compared:
-        assert figure["significant"] == (figure["p_value"] < 0.01 and figure["q_value"] <= 0.10)
+        rule = change_rule()
+        assert figure["significant"] == (figure["p_value"] < rule.clear_p and figure["q_value"] <= rule.clear_q)
         assert figure["q_value"] >= figure["p_value"]
 
 
@@ -87,6 +89,36 @@ def test_the_competitors_grid_sorts_by_the_chosen_platform_after_the_brand_it_is
     page = client.get(f"/competitors?brand=腾讯云&from={FIRST}&to={DAY}&sort=kimi").text
     positions = [page.index(f">{escape(r['brand'])}</a>") for r in kimi]
     assert positions == sorted(positions) and page.index(">腾讯云</a>") < positions[0]
+
+
+def test_the_competitors_grid_shows_any_share_of_the_catalog_pooled_from_mention_metrics(workspace):
+    from visibility_assets.measure.metric_catalog import share
+
+    client = workspace.client("vera")
+    for name in ("mention_rate", "top3_rate", "recommend_rate"):
+        metric = share(name)
+        body = client.get(f"/api/competitors?category=cloud&from={FIRST}&to={DAY}&metric={name}").json()
+        assert body["metric"] == name
+        with reading(workspace.lake) as conn:
+            expected = dict(((brand, platform), (x, n)) for brand, platform, x, n in conn.execute(
+                "SELECT brand, coalesce(platform, 'all'), sum(" + metric.numerator + "), sum(" + metric.denominator
+                + ") FROM mention_metrics WHERE category = 'cloud' AND date BETWEEN ? AND ?"
+                " GROUP BY GROUPING SETS ((brand, platform), (brand))", [FIRST, DAY]).fetchall())
+        assert body["rates"]
+        for row in body["rates"]:
+            x, n = expected[(row["brand"], row["platform"])]
+            assert (row[metric.numerator], row[metric.denominator]) == (x, n)
+            assert row[name] == pytest.approx(x / n, abs=1e-12) if n else row[name] is None
+            assert row[name + "_low"] <= row[name] <= row[name + "_high"] or not n
+        page = client.get(f"/competitors?brand=阿里云&from={FIRST}&to={DAY}&metric={name}").text
+        assert f'<option value="{name}" selected>{metric.label}</option>' in page
+        assert f"metric={name}" in page or name == "mention_rate"  # the sort and page links keep it
+        csv_rows = list(csv.DictReader(io.StringIO(client.get(
+            f"/api/competitors?category=cloud&from={FIRST}&to={DAY}&metric={name}&format=csv&table=rates").text)))
+        assert [(r["brand"], r["platform"], int(r[metric.numerator])) for r in csv_rows] == \
+            [(r["brand"], r["platform"], r[metric.numerator]) for r in body["rates"]]
+    refused = client.get(f"/api/competitors?from={FIRST}&to={DAY}&metric=avg_list_rank")
+    assert refused.status_code == 400 and "metric: one of mention_rate" in refused.text
 
 
 def test_the_competitors_grid_pages_and_searches_and_always_shows_the_brand_it_is_on(workspace):

@@ -63,5 +63,13 @@ def shares() -> tuple[Metric, ...]:
     return tuple(m for m in metric_catalog() if m.kind == "share")
 
 
+def share(name: str) -> Metric:
+    """A share of the catalog by name; a name that is none is a KeyError naming those there are."""
+    found = next((m for m in shares() if m.name == name), None)
+    if found is None:
+        raise KeyError(f"{name!r} is not a share of the metric catalog ({', '.join(m.name for m in shares())})")
+    return found
+
+
 def labels() -> dict[str, str]:
     return {m.name: m.label for m in metric_catalog()}

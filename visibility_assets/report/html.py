@@ -8,8 +8,7 @@ from datetime import timedelta
 import duckdb
 
 from visibility_assets.measure.change_rule import change_rule
-from visibility_assets.measure.metric_catalog import Metric
-from visibility_assets.measure.metric_catalog import shares as catalog_shares
+from visibility_assets.measure.metric_catalog import share
 from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from visibility_assets.report.quality import quality_section
@@ -83,14 +82,8 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 
 
-def _share(name: str) -> Metric:
-    """A share of the metric catalog (dbt_like_sql/metrics.yml): its rate and its interval's bounds
-    are mention_metrics' columns NAME, NAME_low and NAME_high; its counts pool a period."""
-    return next(m for m in catalog_shares() if m.name == name)
-
-
 def _rate_chart(conn, day: Date, category: str, platforms: list[str], name: str = "mention_rate") -> str:
-    rate = _share(name)  # its names are the catalog's, checked as identifiers when it was read
+    rate = share(name)  # its names are the catalog's, checked as identifiers when it was read
     rows = conn.execute(
         "SELECT brand, platform, " + rate.name + ", " + rate.name + "_low, " + rate.name + "_high"
         + " FROM mention_metrics WHERE date = ? AND category = ? AND " + rate.name + " IS NOT NULL"
@@ -116,7 +109,7 @@ def _share_chart(conn, day: Date, category: str) -> str:
 
 
 def _trend_chart(conn, day: Date, category: str, name: str = "mention_rate") -> str:
-    rate = _share(name)
+    rate = share(name)  # mention_metrics has its rate as NAME, NAME_low and NAME_high
     start = day - timedelta(days=TREND_DAYS - 1)
     rows = conn.execute(
         "SELECT date, brand, sum(" + rate.numerator + ") / nullif(sum(" + rate.denominator + "), 0)"

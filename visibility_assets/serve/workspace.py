@@ -23,9 +23,9 @@ from visibility_assets.serve.masking import masked
 from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
 from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
-from visibility_assets.serve.views.competitors import PAGE_ROWS, SEARCH_CHARS, competitors
+from visibility_assets.serve.views.competitors import MENTION_RATE, PAGE_ROWS, SEARCH_CHARS, competitors
 from visibility_assets.measure.change_rule import change_rule
-from visibility_assets.measure.metric_catalog import labels
+from visibility_assets.measure.metric_catalog import labels, shares
 from visibility_assets.serve.views.overview import overview
 from visibility_assets.serve.views.questions import questions
 from visibility_assets.serve.views.sources import sources
@@ -76,7 +76,10 @@ def _competitors(conn, filters, request, config) -> dict:
     search = query.get("search", "").strip()
     if len(search) > SEARCH_CHARS:
         raise FilterError(f"search: at most {SEARCH_CHARS} characters")
-    return competitors(conn, filters, query.get("sort"), search, _offset(query), PAGE_ROWS)
+    metric = query.get("metric", MENTION_RATE)
+    if metric not in {m.name for m in shares()}:
+        raise FilterError(f"metric: one of {', '.join(m.name for m in shares())}")
+    return competitors(conn, filters, query.get("sort"), search, _offset(query), PAGE_ROWS, metric)
 
 
 VIEWS = {view.name: view for view in (
