@@ -362,6 +362,7 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
     assert any(e.action == "ask" and e.actor == "adam" and task_id in e.detail for e in workspace.accounts.audit_trail())
 
 
+@pytest.mark.slow  # 400 requests of the workspace: a minute, by design
 def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_and_the_csv(workspace):
     """One definition of every figure: for random brands, periods and platforms, each share of the
     metric catalog in /api/overview (and its CSV) is its numerator over its denominator pooled
