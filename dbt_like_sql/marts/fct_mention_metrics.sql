@@ -13,12 +13,8 @@ WITH daily AS (
     FROM {{ ref('int_brand_daily') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
 ),
-rated AS (  -- each rate with its interval (macros.sql): mention over valid answers, sentiment over mentions
-    SELECT *,
-           wilson(mentioned_answers, valid_answers) AS mention,
-           wilson(positive_sentiment_answers, mentioned_answers) AS positive,
-           wilson(negative_sentiment_answers, mentioned_answers) AS negative_sentiment,
-           wilson(weighted_mentions / weight_sum * effective_answers, effective_answers) AS weighted_mention
+rated AS (  -- the weighted mention rate's interval (macros.sql), at the effective sample size
+    SELECT *, wilson(weighted_mentions / weight_sum * effective_answers, effective_answers) AS weighted_mention
     FROM daily
 ),
 lineage AS (
@@ -38,10 +34,9 @@ SELECT
     answers,
     valid_answers,
     mentioned_answers,
-    mention.rate AS mention_rate,
-    mention.low AS mention_rate_low,
-    mention.high AS mention_rate_high,
-    CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
+    -- The shares of the metric catalog (metrics.yml), each its numerator over its denominator.
+    {{ share_with_interval('mention_rate') }},
+    {{ share('share_of_voice') }},
     weighted_mention.rate AS weighted_mention_rate,
     weighted_mention.low AS weighted_mention_rate_low,
     weighted_mention.high AS weighted_mention_rate_high,
@@ -49,24 +44,20 @@ SELECT
         AS weighted_share_of_voice,
     effective_answers,
     avg_list_rank,
-    CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
-    CASE WHEN valid_answers > 0 THEN top3_answers / valid_answers END AS top3_rate,
-    CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
-    CASE WHEN valid_answers > 0 THEN negative_answers / valid_answers END AS negative_rate,
+    {{ share('top1_rate') }},
+    {{ share('top3_rate') }},
+    {{ share('recommend_rate') }},
+    {{ share('negative_rate') }},
     -- How the answers that name the brand speak of it, over those answers (int_brand_results).
-    positive.rate AS positive_rate,
-    positive.low AS positive_rate_low,
-    positive.high AS positive_rate_high,
-    negative_sentiment.rate AS negative_sentiment_rate,
-    negative_sentiment.low AS negative_sentiment_rate_low,
-    negative_sentiment.high AS negative_sentiment_rate_high,
+    {{ share_with_interval('positive_rate') }},
+    {{ share_with_interval('negative_sentiment_rate') }},
     -- Whose labels the sentiment rates count: the judge's (judge.yaml), the lexicon's, or both.
     CASE WHEN mentioned_answers = 0 THEN NULL
          WHEN judge_labelled_answers = mentioned_answers THEN 'judge'
          WHEN judge_labelled_answers = 0 THEN 'lexicon'
          ELSE 'mixed' END AS sentiment_source,
-    CASE WHEN mentioned_answers > 0 THEN cited_answers / mentioned_answers END AS citation_rate,
-    CASE WHEN mentioned_answers > 0 THEN own_domain_cited_answers / mentioned_answers END AS own_domain_citation_rate,
+    {{ share('citation_rate') }},
+    {{ share('own_domain_citation_rate') }},
     -- The counts behind the rates: a period or a set of platforms pools them (the workspace),
     -- never the rates themselves.
     category_mentions,

@@ -21,8 +21,7 @@ WITH daily AS (
 rated AS (
     SELECT *,
            CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category, variant) AS BIGINT)
-               AS category_mentions,
-           wilson(mentioned_answers, valid_answers) AS mention
+               AS category_mentions
     FROM daily
 )
 SELECT
@@ -34,14 +33,12 @@ SELECT
     answers,
     valid_answers,
     mentioned_answers,
-    mention.rate AS mention_rate,
-    mention.low AS mention_rate_low,
-    mention.high AS mention_rate_high,
-    CASE WHEN category_mentions > 0 THEN mentioned_answers / category_mentions END AS share_of_voice,
+    {{ share_with_interval('mention_rate') }},  -- the shares of the metric catalog (metrics.yml)
+    {{ share('share_of_voice') }},
     avg_list_rank,
-    CASE WHEN valid_answers > 0 THEN top1_answers / valid_answers END AS top1_rate,
-    CASE WHEN valid_answers > 0 THEN recommended_answers / valid_answers END AS recommend_rate,
-    CASE WHEN mentioned_answers > 0 THEN positive_sentiment_answers / mentioned_answers END AS positive_rate,
+    {{ share('top1_rate') }},
+    {{ share('recommend_rate') }},
+    {{ share('positive_rate') }},
     category_mentions,
     listed_answers,
     top1_answers,

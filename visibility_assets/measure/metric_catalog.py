@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from visibility_assets.measure.project import PROJECT_DIR, ModelError
+from visibility_assets.measure.files import PROJECT_DIR, ModelError
 
 CATALOG_FILE = "metrics.yml"
 KINDS = ("share", "mean")

@@ -21,10 +21,11 @@ from pathlib import Path
 import yaml
 
 from visibility_assets.config.strict_yaml import safe_load
+from visibility_assets.measure.files import PROJECT_DIR, ModelError
+from visibility_assets.measure.metric_catalog import Metric, metric_catalog
 from visibility_assets.warehouse.db import RUN_PARTITIONS
 from visibility_assets.warehouse.tables import TABLES
 
-PROJECT_DIR = Path(__file__).parent / "dbt_like_sql"  # a link to the top-level dbt_like_sql/
 # ephemeral: no table, no view, no asset; the models that ref it read it as a CTE (dbt's
 # ephemeral materialization). The staging layer over the collection tables is ephemeral, so
 # that layering the SQL adds no step to a run.
@@ -34,15 +35,14 @@ WITH = re.compile(r"WITH\s", re.IGNORECASE)
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")
 RUN_PARTITIONS_REF = re.compile(r"\{\{\s*run_partitions\s*\}\}")
+# A share of the metric catalog (metrics.yml) as the columns of a select list: the rate alone, or
+# with its Wilson interval (NAME_low, NAME_high); a rate is defined there once, not in each model.
+SHARE = re.compile(r"\{\{\s*(share|share_with_interval)\(\s*'([^']*)'\s*\)\s*\}\}")
 PARAMETER_FREE = re.compile(r"'[^']*'|--[^\n]*")  # string literals and comments, where a $ means nothing
 HEADER = re.compile(r"^--\s*(kind|grain)\s*:\s*(.+?)\s*$", re.MULTILINE)
 TEST_KINDS = ("not_null", "unique", "accepted_values", "expression")
 SOURCES_FILE = Path("staging") / "sources.yml"
 STAGING = "staging"  # the layer that reads the sources
-
-
-class ModelError(Exception):
-    """The SQL project cannot be loaded; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,32 @@ def _with_ephemerals(model: Model, models: dict[str, Model]) -> Model:
     return replace(model, ephemerals=tuple(ephemerals.items()), sources=tuple(sources))
 
 
+def _with_shares(root: Path, path: Path, sql: str) -> str:
+    """The model's {{ share('name') }} and {{ share_with_interval('name') }} written out from the
+    catalog's numerator and denominator (identifiers, checked when the catalog was read)."""
+    if not SHARE.search(sql):
+        return sql
+    catalog = {m.name: m for m in metric_catalog(root) if m.kind == "share"}
+
+    def columns(match: re.Match) -> str:
+        metric = catalog.get(match.group(2))
+        if metric is None:
+            raise ModelError(f"{path}: {match.group(0)}: no share of that name in {root / 'metrics.yml'}"
+                             f" ({', '.join(catalog)})")
+        return _share_columns(metric, interval=match.group(1) == "share_with_interval")
+
+    return SHARE.sub(columns, sql)
+
+
+def _share_columns(metric: Metric, interval: bool) -> str:
+    x, n, name = metric.numerator, metric.denominator, metric.name
+    rate = "CASE WHEN " + n + " > 0 THEN " + x + " / " + n + " END AS " + name
+    if not interval:
+        return rate
+    return (rate + ", wilson_low(" + x + ", " + n + ") AS " + name + "_low, wilson_high(" + x + ", " + n + ") AS "
+            + name + "_high")
+
+
 def _read_sources(path: Path) -> dict[str, Source]:
     """staging/sources.yml: `sources:`, a list of {name, asset, description}."""
     data = _read_yaml(path) if path.exists() else None
@@ -192,7 +218,7 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
     name = path.stem
     if not NAME.match(name):
         raise ModelError(f"{path}: a model file name must be lowercase letters, digits and _")
-    sql = path.read_text(encoding="utf-8")
+    sql = _with_shares(root, path, path.read_text(encoding="utf-8"))
     header = dict(HEADER.findall(sql))
     kind = header.get("kind")
     if kind not in KINDS:
@@ -205,8 +231,8 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
         if not NAME.match(ref):
             raise ModelError(f"{path}: ref('{ref}') is not a valid model name")
     if "{{" in RUN_PARTITIONS_REF.sub("", REF.sub("", sql)):
-        raise ModelError(f"{path}: only {{{{ ref('name') }}}} and {{{{ run_partitions }}}} may appear"
-                         " between double braces")
+        raise ModelError(f"{path}: only {{{{ ref('name') }}}}, {{{{ run_partitions }}}}, {{{{ share('name') }}}} and"
+                         " {{ share_with_interval('name') }} may appear between double braces")
     set_based = bool(RUN_PARTITIONS_REF.search(sql))
     if kind == "incremental" and not set_based:
         raise ModelError(f"{path}: an incremental model must select its partitions through"
