@@ -362,11 +362,12 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
     assert any(e.action == "ask" and e.actor == "adam" and task_id in e.detail for e in workspace.accounts.audit_trail())
 
 
-@pytest.mark.slow  # 400 requests of the workspace: a minute, by design
-def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_and_the_csv(workspace):
+@pytest.mark.slow  # some 600 requests of the workspace: a minute, by design
+def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv_the_grid_and_the_alerts(workspace):
     """One definition of every figure: for random brands, periods and platforms, each share of the
     metric catalog in /api/overview (and its CSV) is its numerator over its denominator pooled
-    from mention_metrics directly, per platform and over the chosen ones."""
+    from mention_metrics directly, per platform and over the chosen ones; the competitors grid of
+    a random share pools the same counts; the alerts are visibility_alerts' own rows."""
     import random
     from datetime import timedelta
 
@@ -376,7 +377,7 @@ def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_and_the
     brands = [b.name for b in workspace.config.brands]
     columns = sorted({c for m in shares() for c in (m.numerator, m.denominator)})
     first, last = date.fromisoformat(FIRST), date.fromisoformat(DAY)
-    checked = 0
+    checked = grid_cells = alerts_seen = 0
     with reading(workspace.lake) as conn:
         for draw in range(200):
             brand, days = rng.choice(brands), rng.randint(1, 5)
@@ -406,4 +407,41 @@ def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_and_the
                 exported = {(r["platform"], r["metric"]): r["value"] for r in csv.DictReader(io.StringIO(table))}
                 for key, value in figures.items():
                     assert (exported[key] == "") if value is None else float(exported[key]) == pytest.approx(value)
+            if draw % 4 == 1:
+                grid_cells += _grid_is_pooled_from_mention_metrics(client, conn, query, rng.choice(shares()))
+            if draw % 4 == 2:
+                alerts_seen += _alerts_are_visibility_alerts_rows(client, conn, query, start, end, chosen)
     assert checked > 1500  # values compared: shares x platforms x draws, less those without a denominator
+    assert grid_cells > 300 and alerts_seen > 0, (grid_cells, alerts_seen)  # cells and alerts compared
+
+
+def _grid_is_pooled_from_mention_metrics(client, conn, query: str, metric) -> int:
+    """The competitors grid of `metric` for a filter: each cell its counts pooled from mention_metrics."""
+    body = client.get(f"/api/competitors?{query}&metric={metric.name}").json()
+    start, end = body["filters"]["from"], body["filters"]["to"]
+    platforms = body["filters"]["platforms"]
+    pooled = {(b, p): (x, n) for b, p, x, n in conn.execute(
+        "SELECT brand, coalesce(platform, 'all'), sum(" + metric.numerator + "), sum(" + metric.denominator + ")"
+        " FROM mention_metrics WHERE category = ? AND date BETWEEN ? AND ?"
+        " AND (len(?) = 0 OR list_contains(?, platform)) GROUP BY GROUPING SETS ((brand, platform), (brand))",
+        [body["filters"]["category"], start, end, platforms, platforms]).fetchall()}
+    for row in body["rates"]:
+        x, n = pooled[(row["brand"], row["platform"])]
+        assert (row[metric.numerator], row[metric.denominator]) == (x, n), (query, metric.name, row)
+        assert row[metric.name] == (pytest.approx(x / n, abs=1e-9) if n else None), (query, metric.name, row)
+    return len(body["rates"])
+
+
+def _alerts_are_visibility_alerts_rows(client, conn, query: str, start, end, platforms) -> int:
+    """The alerts view for a filter: exactly the rows of visibility_alerts in it, their figures unchanged."""
+    body = client.get(f"/api/alerts?{query}").json()
+    category = body["filters"]["category"]
+    expected = {(str(d), p, k, s): (rate, pv) for d, p, k, s, rate, pv in conn.execute(
+        "SELECT date, platform, kind, subject, rate, p_value FROM visibility_alerts WHERE date BETWEEN ? AND ?"
+        " AND (category IS NULL OR category = ?) AND (len(?) = 0 OR list_contains(?, platform))",
+        [start, end, category, platforms, platforms]).fetchall()}
+    assert body["alerts_found"] == len(expected), query
+    shown = {(r["date"], r["platform"], r["kind"], r["subject"]): (r["rate"], r["p_value"]) for r in body["alerts"]}
+    for key, (rate, p_value) in shown.items():
+        assert key in expected and (rate, p_value) == pytest.approx(expected[key], abs=1e-12), (query, key)
+    return len(shown)
