@@ -20,7 +20,7 @@ from visibility_assets.core.partitions import Partition
 from visibility_assets.judge.defs import read_items, write_outcomes
 from visibility_assets.judge.run import judge_partition
 from visibility_assets.measure.project import load_project
-from visibility_assets.measure.runner import materialize_model
+from visibility_assets.measure.runner import materialize_models
 from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.app import create_app
 from visibility_assets.serve.settings import ServeSettings
@@ -51,8 +51,8 @@ def build_lake(home: Path, config: VisibilityConfig, last_day: date, days: int,
                         for day, name in chosen]
             write_outcomes(warehouse, outcomes, chosen)
     project = load_project()
-    for model in project.models.values():
-        materialize_model(warehouse, project, model, partitions if model.partitioned else [], run_id)
+    # every model in two transactions, the incremental ones over all the partitions at once
+    materialize_models(warehouse, project, list(project.models.values()), partitions, run_id)
     return settings
 
 LAST_DAY = date(2026, 11, 20)

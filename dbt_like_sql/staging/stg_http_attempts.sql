@@ -4,9 +4,11 @@
 SELECT
     request_key,
     attempt,
+    run_id,
     date,
     platform,
     started_at,
+    finished_at,
     http_status,
     error_class
 FROM {{ ref('http_attempts') }}

@@ -12,6 +12,7 @@ SELECT
     system_fingerprint,
     answer_text,
     received_at,
+    latency_ms,
     prompt_tokens,
     cached_tokens,
     completion_tokens,

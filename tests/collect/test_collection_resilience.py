@@ -186,14 +186,16 @@ def _answered_keys(server, platform) -> set[str]:
     return {key for key, count in _stats(server, platform).get("answered_by_key", {}).items() if count}
 
 
-def _received_by_worker(home, platform, answered: set[str]) -> bool:
+def _received_by_worker(home, platform, answered: set[str], logs_seen: set[str]) -> bool:
     """The worker holds every answer the simulator sent it: each is in its in-flight log, or the
-    log is gone because the journal stored them all. An answer the simulator has sent but the
-    worker has not read yet is still in flight (the kernel's buffers hold it), whatever its count."""
-    logs = list(home.glob(f"**/in_flight/{DAY}/{platform}.log"))
-    if not logs:
-        return True
-    logged = {entry["answer"][0] for entry in InFlightLog(logs[0]).answers()}
+    log is gone because the journal stored them all (after it was seen: a log never seen is not
+    taken for one cleared). An answer the simulator has sent but the worker has not read yet is
+    still in flight (the kernel's buffers hold it), whatever the simulator's count."""
+    (log,) = list(home.glob(f"**/in_flight/{DAY}/{platform}.log")) or [None]
+    if log is None:
+        return platform in logs_seen
+    logs_seen.add(platform)
+    logged = {entry["answer"][0] for entry in InFlightLog(log).answers()}
     return answered <= logged
 
 
@@ -211,11 +213,11 @@ def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibilit
         planned = len(plan_requests(load_config(), load_config().platform(platforms[0]), DAY))
         enough = 15 if when == "sending" else planned
         workers = _start_workers(platforms)
-        answered_before, deadline = {}, time.time() + 90
+        answered_before, logs_seen, deadline = {}, set(), time.time() + 90
         while time.time() < deadline:
             answered_now = {p: _answered_keys(server, p) for p in platforms}
             if all(len(keys) >= enough for keys in answered_now.values()) and (
-                    when == "sending" or all(_received_by_worker(visibility_home, p, answered_now[p])
+                    when == "sending" or all(_received_by_worker(visibility_home, p, answered_now[p], logs_seen)
                                              for p in platforms)):
                 break
             answered_before = answered_now  # the last look before the one that triggers the kill

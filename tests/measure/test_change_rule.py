@@ -7,8 +7,8 @@ from pathlib import Path
 from visibility_assets.measure.change_rule import change_rule
 
 ROOT = Path(__file__).resolve().parents[2]
-# "p < 0.05", "p &lt; 0.01", "q <= 0.10", "q ≤ 0.10", "q &le; 0.10": a threshold written out
-THRESHOLD = re.compile(r"\b[pq]\s*(?:<|&lt;|<=|≤|&le;)\s*0\.\d+")
+# "p < 0.05", "p &lt; 0.01", "q <= 0.10", "q ≤ 0.10", "q &le; 0.10", "p_value < 0.05": a threshold written out
+THRESHOLD = re.compile(r"\b(?:[pq]|p_value|q_value)\s*(?:<|&lt;|<=|≤|&le;)\s*0\.\d+")
 
 
 def test_the_rule_is_read_from_the_macros_the_sql_applies():

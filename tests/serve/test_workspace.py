@@ -95,7 +95,7 @@ def test_the_competitors_grid_shows_any_share_of_the_catalog_pooled_from_mention
     from visibility_assets.measure.metric_catalog import share
 
     client = workspace.client("vera")
-    for name in ("mention_rate", "top3_rate", "recommend_rate"):
+    for name in ("mention_rate", "top3_rate", "recommend_rate", "share_of_voice"):
         metric = share(name)
         body = client.get(f"/api/competitors?category=cloud&from={FIRST}&to={DAY}&metric={name}").json()
         assert body["metric"] == name
@@ -109,7 +109,7 @@ def test_the_competitors_grid_shows_any_share_of_the_catalog_pooled_from_mention
             x, n = expected[(row["brand"], row["platform"])]
             assert (row[metric.numerator], row[metric.denominator]) == (x, n)
             assert row[name] == pytest.approx(x / n, abs=1e-12) if n else row[name] is None
-            assert row[name + "_low"] <= row[name] <= row[name + "_high"] or not n
+            assert not n or row[name + "_low"] <= row[name] <= row[name + "_high"]
         page = client.get(f"/competitors?brand=阿里云&from={FIRST}&to={DAY}&metric={name}").text
         assert f'<option value="{name}" selected>{metric.label}</option>' in page
         assert f"metric={name}" in page or name == "mention_rate"  # the sort and page links keep it
@@ -436,12 +436,14 @@ def _alerts_are_visibility_alerts_rows(client, conn, query: str, start, end, pla
     """The alerts view for a filter: exactly the rows of visibility_alerts in it, their figures unchanged."""
     body = client.get(f"/api/alerts?{query}").json()
     category = body["filters"]["category"]
-    expected = {(str(d), p, k, s): (rate, pv) for d, p, k, s, rate, pv in conn.execute(
-        "SELECT date, platform, kind, subject, rate, p_value FROM visibility_alerts WHERE date BETWEEN ? AND ?"
+    expected = {(str(d), p, k, c, s): (rate, pv) for d, p, k, c, s, rate, pv in conn.execute(
+        "SELECT date, platform, kind, category, subject, rate, p_value FROM visibility_alerts WHERE date BETWEEN ? AND ?"
         " AND (category IS NULL OR category = ?) AND (len(?) = 0 OR list_contains(?, platform))",
         [start, end, category, platforms, platforms]).fetchall()}
     assert body["alerts_found"] == len(expected), query
-    shown = {(r["date"], r["platform"], r["kind"], r["subject"]): (r["rate"], r["p_value"]) for r in body["alerts"]}
+    shown = {(r["date"], r["platform"], r["kind"], r["category"], r["subject"]): (r["rate"], r["p_value"])
+             for r in body["alerts"]}
+    assert len(shown) == len(body["alerts"])  # no two rows of one key
     for key, (rate, p_value) in shown.items():
         assert key in expected and (rate, p_value) == pytest.approx(expected[key], abs=1e-12), (query, key)
     return len(shown)

@@ -23,7 +23,7 @@ from dagster import (
 from pydantic import Field
 
 from visibility_assets.collect.collector import SETUP_ERRORS, PartitionOutcome, fault_class_of
-from visibility_assets.collect.ledger import partition_totals
+from visibility_assets.collect.ledger import failures_by_class
 from visibility_assets.collect.publish import publish
 from visibility_assets.collect.resource import CollectorResource
 from visibility_assets.collect.tally import CollectionTally
@@ -78,7 +78,13 @@ def resolve_deadline(text: str | None, now: datetime | None = None) -> float | N
     return moment.timestamp()
 
 
-def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
+# A partition's collection figures over all its runs (connection, date, platform -> figures by
+# column): int_partition_requests' own, given by the root that assembles the stages
+# (measure/partition_figures.py), since collect reads no model.
+PartitionFigures = Callable[[object, str, str], dict]
+
+
+def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition, partition_figures: PartitionFigures,
                            retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
     """The asset over the config's partitions; tests pass a retry policy with a short delay."""
 
@@ -111,8 +117,10 @@ def build_raw_ai_responses(partitions_def: MultiPartitionsDefinition,
         stored = {partition: p.answers for partition, p in published.items()}
         metadata = run_metadata(outcomes, stored)
         if len(outcomes) == 1 and outcomes[0].report is not None:
+            day, platform = outcomes[0].date, outcomes[0].platform
             with warehouse.read_only() as conn:
-                metadata.update(partition_metadata(partition_totals(conn, outcomes[0].date, outcomes[0].platform)))
+                metadata.update(partition_metadata(partition_figures(conn, day, platform),
+                                                   failures_by_class(conn, day, platform)))
         snapshots = [p.snapshot for p in published.values() if p.snapshot is not None]
         if snapshots:
             metadata["lake_snapshot_id"] = max(snapshots)
@@ -206,24 +214,25 @@ def run_metadata(outcomes: list[PartitionOutcome], stored: dict[tuple[str, str],
     }
 
 
-def partition_metadata(totals: dict) -> dict:
-    """The partition over all its runs and step attempts (collect/ledger.py), beside the figures
-    of this step attempt."""
+def partition_metadata(figures: dict, failures: dict) -> dict:
+    """The partition over all its runs and step attempts (int_partition_requests' figures and
+    the ledger's failures by class), beside the figures of this step attempt."""
+    cost, wall_s = figures.get("cost"), figures.get("collection_wall_s")
     return {
-        "partition_attempts": MetadataValue.int(totals["attempts"]),
-        "partition_http_429": MetadataValue.int(totals["http_429"]),
-        "partition_retries": MetadataValue.int(totals["retries"]),
-        "partition_failed": MetadataValue.int(totals["failed"]),
-        "partition_failed_by_class": MetadataValue.json(totals["failed_by_class"]),
-        "partition_attempt_errors_by_class": MetadataValue.json(totals["attempt_errors_by_class"]),
-        "partition_runs": MetadataValue.int(totals["runs"]),
-        "partition_wall_s": MetadataValue.float(totals["wall_s"]),
-        "partition_moderated": MetadataValue.int(totals["moderated"]),
-        "partition_searches": MetadataValue.int(totals["searches"]),
-        "partition_cost": MetadataValue.null() if totals["cost"] is None else MetadataValue.float(totals["cost"]),
-        "partition_currency": MetadataValue.text(totals["currency"] or ""),
-        "partition_latency_p50_ms": _ms(totals["latency_p50_ms"]),
-        "partition_latency_p95_ms": _ms(totals["latency_p95_ms"]),
+        "partition_attempts": MetadataValue.int(figures.get("http_attempts") or 0),
+        "partition_http_429": MetadataValue.int(figures.get("http_429") or 0),
+        "partition_retries": MetadataValue.int(figures.get("retries") or 0),
+        "partition_failed": MetadataValue.int(figures.get("failed_requests") or 0),
+        "partition_failed_by_class": MetadataValue.json(failures["failed_by_class"]),
+        "partition_attempt_errors_by_class": MetadataValue.json(failures["attempt_errors_by_class"]),
+        "partition_runs": MetadataValue.int(figures.get("collection_runs") or 0),
+        "partition_wall_s": MetadataValue.float(round(float(wall_s or 0), 1)),
+        "partition_moderated": MetadataValue.int(figures.get("moderated") or 0),
+        "partition_searches": MetadataValue.int(int(figures.get("searches") or 0)),
+        "partition_cost": MetadataValue.null() if cost is None else MetadataValue.float(round(cost, 6)),
+        "partition_currency": MetadataValue.text(figures.get("currency") or ""),
+        "partition_latency_p50_ms": _ms(figures.get("latency_p50_ms")),
+        "partition_latency_p95_ms": _ms(figures.get("latency_p95_ms")),
     }
 
 

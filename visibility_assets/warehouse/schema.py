@@ -52,13 +52,15 @@ class Table:
     def columns(self) -> list[str]:
         return [f.name for f in self.fields]
 
-    def ddl(self) -> str:
-        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own).
+    def ddl(self, temporary: bool = False) -> str:
+        """CREATE TABLE IF NOT EXISTS, from the schema (names and types are this module's own);
+        `temporary`: an empty stand-in for a reader the lake has no such table for yet.
 
         DuckLake has no key constraints: `primary_key` documents the grain, which the journal
         (collect/journal.py) and the publishing query keep."""
         lines = [column_ddl(f) for f in self.fields]
-        return "CREATE TABLE IF NOT EXISTS " + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
+        create = "CREATE TEMP TABLE IF NOT EXISTS " if temporary else "CREATE TABLE IF NOT EXISTS "
+        return create + self.name + " (\n    " + ",\n    ".join(lines) + "\n)"
 
     def batch(self, rows: list[tuple]) -> pa.Table:
         """Rows given as tuples in column order, as an Arrow table of this schema."""

@@ -66,13 +66,15 @@ def rates_sql(metric: str) -> str:
     voice beside it. The names entering the text are the catalog's, checked when it is read."""
     rate, voice = share(metric), share(SHARE_OF_VOICE)
     columns = list(dict.fromkeys((rate.numerator, rate.denominator, voice.numerator, voice.denominator)))
+    # The share of voice beside the rate, unless it is the rate (then its column is the rate's).
+    beside = "" if rate is voice else (", CASE WHEN " + voice.denominator + " > 0 THEN " + voice.numerator + " / "
+                                        + voice.denominator + " END AS " + voice.name)
     return (RATES_ROWS + "".join(", " + c for c in columns)
             + RATES_POOLED + "".join(", sum(" + c + ") AS " + c for c in columns)
-            + RATES_RATED + ", wilson(" + rate.numerator + ", " + rate.denominator + ") AS rate"
-            + ", CASE WHEN " + voice.denominator + " > 0 THEN " + voice.numerator + " / " + voice.denominator
-            + " END AS " + voice.name
+            + RATES_RATED + ", wilson(" + rate.numerator + ", " + rate.denominator + ") AS rate" + beside
             + RATES_PAGE + ", r." + rate.numerator + ", r." + rate.denominator + ", r.rate.rate AS " + rate.name
-            + ", r.rate.low AS " + rate.name + "_low, r.rate.high AS " + rate.name + "_high, r." + voice.name
+            + ", r.rate.low AS " + rate.name + "_low, r.rate.high AS " + rate.name + "_high"
+            + ("" if rate is voice else ", r." + voice.name)
             + RATES_AFTER)
 
 
@@ -81,6 +83,12 @@ SELECT list(DISTINCT platform ORDER BY platform) FROM mention_metrics
 WHERE category = $category AND date BETWEEN $start AND $end
   AND (len($platforms) = 0 OR list_contains($platforms, platform))
 """
+
+
+def _rate_or_none_last(cell: dict | None, metric: str) -> float:
+    """Highest first, a 0% before a cell without a rate, as the SQL's DESC NULLS LAST."""
+    rate = (cell or {}).get(metric)
+    return 1.0 if rate is None else -rate
 
 
 def competitors(conn: duckdb.DuckDBPyConnection, filters: Filters, sort: str | None = None, search: str = "",
@@ -102,8 +110,7 @@ def competitors(conn: duckdb.DuckDBPyConnection, filters: Filters, sort: str | N
     if column == "brand":
         order = sorted(by_brand.values(), key=lambda r: r["brand"])
     else:
-        order = sorted(by_brand.values(), key=lambda r: (-((r.get(column) or {}).get(metric) or -1),
-                                                         r["brand"]))
+        order = sorted(by_brand.values(), key=lambda r: (_rate_or_none_last(r.get(column), metric), r["brand"]))
     own = [r for r in order if r["brand"] == filters.brand]
     order = own + [r for r in order if r["brand"] != filters.brand]  # the workspace's brand first
     return {"tables": {"rates": rates}, "sort": column, "search": search, "offset": offset, "limit": limit,
