@@ -10,7 +10,7 @@ import pytest
 from tests.sql_models_harness import copy_project
 from visibility_assets.measure.metric_catalog import metric_catalog
 from visibility_assets.measure.project import PROJECT_DIR, ModelError, load_project
-from visibility_assets.serve.views.overview import figures_sql
+from visibility_assets.measure.period_figures import figures_sql
 
 
 def test_every_figure_is_a_column_of_mention_metrics_and_every_share_pools_its_count_columns():

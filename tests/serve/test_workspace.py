@@ -363,22 +363,27 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
 
 
 @pytest.mark.slow  # some 600 requests of the workspace: a minute, by design
-def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv_the_grid_and_the_alerts(workspace):
+def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv_the_report_the_grid_and_the_alerts(
+        workspace):
     """One definition of every figure: for random brands, periods and platforms, each share of the
-    metric catalog in /api/overview (and its CSV) is its numerator over its denominator pooled
-    from mention_metrics directly, per platform and over the chosen ones; the competitors grid of
-    a random share pools the same counts; the alerts are visibility_alerts' own rows."""
+    metric catalog in /api/overview (and its CSV, and the report of the same period) is its
+    numerator over its denominator pooled from mention_metrics directly, per platform and over
+    the chosen ones; the competitors grid of a random share pools the same counts; the alerts are
+    visibility_alerts' own rows."""
     import random
     from datetime import timedelta
 
     from visibility_assets.measure.metric_catalog import shares
+    from visibility_assets.measure.project import load_project
+    from visibility_assets.measure.runner import create_macros
 
     rng, client = random.Random(11), workspace.client("vera")
     brands = [b.name for b in workspace.config.brands]
     columns = sorted({c for m in shares() for c in (m.numerator, m.denominator)})
     first, last = date.fromisoformat(FIRST), date.fromisoformat(DAY)
-    checked = grid_cells = alerts_seen = 0
+    checked = grid_cells = alerts_seen = reported = 0
     with reading(workspace.lake) as conn:
+        create_macros(conn, load_project())  # the report's statistics, as its asset and command make them
         for draw in range(200):
             brand, days = rng.choice(brands), rng.randint(1, 5)
             end = last - timedelta(days=rng.randint(0, (last - first).days + 1 - days))
@@ -407,12 +412,30 @@ def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv
                 exported = {(r["platform"], r["metric"]): r["value"] for r in csv.DictReader(io.StringIO(table))}
                 for key, value in figures.items():
                     assert (exported[key] == "") if value is None else float(exported[key]) == pytest.approx(value)
+            if draw % 8 == 3:  # and the report of the same period (a whole report: 0.8 s)
+                category = next(b.category for b in workspace.config.brands if b.name == brand)
+                reported += _report_shows_the_figures(conn, brand, category, start, end, chosen, figures)
             if draw % 4 == 1:
                 grid_cells += _grid_is_pooled_from_mention_metrics(client, conn, query, rng.choice(shares()))
             if draw % 4 == 2:
                 alerts_seen += _alerts_are_visibility_alerts_rows(client, conn, query, start, end, chosen)
     assert checked > 1500  # values compared: shares x platforms x draws, less those without a denominator
-    assert grid_cells > 300 and alerts_seen > 0, (grid_cells, alerts_seen)  # cells and alerts compared
+    assert grid_cells > 300 and alerts_seen > 0 and reported > 150, (grid_cells, alerts_seen, reported)
+
+
+def _report_shows_the_figures(conn, brand: str, category: str, start, end, platforms, figures: dict) -> int:
+    """The report of the same period, brand and platforms shows each figure of /api/overview, exactly."""
+    import re
+
+    from visibility_assets.report.html import render_report
+
+    html = render_report(conn, end, start, [(brand, category)], platforms)
+    cells = re.findall(r'<td data-metric="([a-z_0-9]+)" data-platform="([^"]+)"(?: data-value="([^"]+)")?>', html)
+    shown = {(platform, metric): float(value) if value else None for metric, platform, value in cells}
+    for key in shown.keys() | {key for key, value in figures.items() if value is not None}:
+        expected = figures.get(key)
+        assert shown.get(key) == (None if expected is None else pytest.approx(expected, abs=1e-12)), (brand, key)
+    return len(shown)
 
 
 def _grid_is_pooled_from_mention_metrics(client, conn, query: str, metric) -> int:

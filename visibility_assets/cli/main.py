@@ -15,6 +15,7 @@ from visibility_assets.cli import (
     demo,
     explain,
     replay,
+    report,
     serve,
     simulate,
     sql,
@@ -27,7 +28,7 @@ from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
-SUBCOMMANDS = (demo, simulate, ask, backfill, explain, replay, sql, warehouse, analyze, aliases, serve, users, bench)
+SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, sql, warehouse, analyze, aliases, serve, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

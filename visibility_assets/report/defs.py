@@ -16,6 +16,7 @@ from dagster import (
     sensor,
 )
 
+from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.days import yesterday
 from visibility_assets.core.faults import writing
 from visibility_assets.core.jobs import NIGHTLY_JOB, REPORT_JOB
@@ -42,13 +43,15 @@ FINISHED = frozenset({DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, Dagste
     " 30-day trends, sentiment, the options offered that brands.yaml does not track, where each AI gets its"
     " facts, alerts, invalid answers and collection quality.",
 )
-def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource) -> MaterializeResult:
+def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource,
+                      visibility_config: VisibilityConfigResource) -> MaterializeResult:
+    own = [(b.name, b.category) for b in visibility_config.load().catalog.brands if b.own]
     with warehouse.read_only() as conn:
         create_macros(conn, load_project())  # the report's intervals use the models' statistics
         day = latest_date(conn)
         if day is None:
             raise ValueError("mention_metrics is empty: materialize some partitions first")
-        html = mask(render_report(conn, day))  # a file anyone may be sent: personal data masked
+        html = mask(render_report(conn, day, brands=own))  # a file anyone may be sent: personal data masked
         summary = conn.execute(
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')

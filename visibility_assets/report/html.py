@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date as Date
 from datetime import timedelta
 
@@ -11,6 +12,7 @@ from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.metric_catalog import share
 from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
+from visibility_assets.report.figures import figures_section
 from visibility_assets.report.quality import quality_section
 from visibility_assets.report.sentiment import sentiment_method_note
 from visibility_assets.report.sources import sources_section
@@ -34,28 +36,40 @@ def latest_date(conn: duckdb.DuckDBPyConnection) -> Date | None:
     return conn.execute("SELECT max(date) FROM mention_metrics").fetchone()[0]
 
 
-def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
+def render_report(conn: duckdb.DuckDBPyConnection, day: Date, start: Date | None = None,
+                  brands: Sequence[tuple[str, str]] = (), platforms: Sequence[str] = ()) -> str:
+    """The report of the period `start` (default: `day`) to `day`: the key figures of `brands`
+    ((name, category) pairs) and the rates per platform pooled over the period, on the chosen
+    platforms (none: every one); the trends end on `day`, and the sections on sources, untracked
+    options, invalid answers and collection quality are of `day` itself. The connection needs the
+    models' macros (create_macros)."""
+    start = start or day
+    chosen = list(platforms)
     platforms = [p for (p,) in conn.execute(
-        "SELECT DISTINCT platform FROM mention_metrics WHERE date = ? ORDER BY platform", [day]).fetchall()]
+        "SELECT DISTINCT platform FROM mention_metrics WHERE date BETWEEN ? AND ?"
+        " AND (len(?) = 0 OR list_contains(?, platform)) ORDER BY platform", [start, day, chosen, chosen]).fetchall()]
     categories = [c for (c,) in conn.execute(
-        "SELECT DISTINCT category FROM mention_metrics WHERE date = ? ORDER BY category", [day]).fetchall()]
-    versions = conn.execute("SELECT DISTINCT config_version, analyzer_version FROM mention_metrics WHERE date = ?",
-                            [day]).fetchall()
+        "SELECT DISTINCT category FROM mention_metrics WHERE date BETWEEN ? AND ? ORDER BY category",
+        [start, day]).fetchall()]
+    versions = conn.execute("SELECT DISTINCT config_version, analyzer_version FROM mention_metrics"
+                            " WHERE date BETWEEN ? AND ? ORDER BY ALL", [start, day]).fetchall()
+    period = day.isoformat() if start == day else f"{start.isoformat()} to {day.isoformat()}"
     sections = [
-        f"<h1>AI visibility report — {day.isoformat()}</h1>",
+        f"<h1>AI visibility report — {period}</h1>",
         f'<p class="note">{len(platforms)} platforms, {len(categories)} categories. Every rate is over valid answers'
         " and shown with its 95% Wilson interval. Share of voice compares a brand with the other tracked brands of"
         " its category (the comparison set is the category). Config/analyzer versions: "
         + escape(", ".join(f"{c} / {a}" for c, a in versions)) + "</p>",
+        figures_section(conn, brands, start, day, chosen),
         "<h2>Mention rate per platform</h2>",
         '<p class="note">Dot: the share of valid answers that name the brand; bar: 95% interval. Overlapping bars'
-        " mean the platforms cannot be told apart on this day's sample.</p>",
+        " mean the platforms cannot be told apart on this period's sample.</p>",
     ]
     for category in categories:
-        sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, day, category, platforms)]
+        sections += [f"<h3>{escape(category)}</h3>", _rate_chart(conn, start, day, category, platforms)]
     sections.append("<h2>Share of voice per category</h2>")
     for category in categories:
-        sections += [f"<h3>{escape(category)}</h3>", _share_chart(conn, day, category)]
+        sections += [f"<h3>{escape(category)}</h3>", _share_chart(conn, start, day, category, platforms)]
     sections.append(f"<h2>Trend: mention rate over {TREND_DAYS} days (all platforms pooled)</h2>")
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", _trend_chart(conn, day, category)]
@@ -67,9 +81,9 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
         " 95% interval, which covers the sampling error only, not the labels' own errors above.</p>"]
     for category in categories:
         sections += [f"<h3>{escape(category)}</h3>", '<p class="note">Positive share of mentions</p>',
-                     _rate_chart(conn, day, category, platforms, "positive_rate"),
+                     _rate_chart(conn, start, day, category, platforms, "positive_rate"),
                      '<p class="note">Negative share of mentions</p>',
-                     _rate_chart(conn, day, category, platforms, "negative_sentiment_rate"),
+                     _rate_chart(conn, start, day, category, platforms, "negative_sentiment_rate"),
                      '<p class="note">Positive share, 30-day trend (all platforms pooled)</p>',
                      _trend_chart(conn, day, category, "positive_rate")]
     sections += [untracked_section(conn, day), sources_section(conn, day)]
@@ -82,12 +96,14 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
             f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>")
 
 
-def _rate_chart(conn, day: Date, category: str, platforms: list[str], name: str = "mention_rate") -> str:
+def _rate_chart(conn, start: Date, end: Date, category: str, platforms: list[str], name: str = "mention_rate") -> str:
     rate = share(name)  # its names are the catalog's, checked as identifiers when it was read
     rows = conn.execute(
-        "SELECT brand, platform, " + rate.name + ", " + rate.name + "_low, " + rate.name + "_high"
-        + " FROM mention_metrics WHERE date = ? AND category = ? AND " + rate.name + " IS NOT NULL"
-        " ORDER BY brand, platform", [day, category]).fetchall()
+        "WITH pooled AS (SELECT brand, platform, sum(" + rate.numerator + ") AS x, sum(" + rate.denominator + ") AS n"
+        " FROM mention_metrics WHERE date BETWEEN ? AND ? AND category = ? AND list_contains(?, platform)"
+        " GROUP BY brand, platform HAVING n > 0)"
+        " SELECT brand, platform, w.rate, w.low, w.high FROM (SELECT *, wilson(x, n) AS w FROM pooled)"
+        " ORDER BY brand, platform", [start, end, category, platforms]).fetchall()
     by_brand: dict[str, dict] = {}
     for brand, platform, value, low, high in rows:
         by_brand.setdefault(brand, {})[platform] = (value, low, high)
@@ -96,14 +112,16 @@ def _rate_chart(conn, day: Date, category: str, platforms: list[str], name: str 
                           f"{rate.label.lower()} per platform, {category}")
 
 
-def _share_chart(conn, day: Date, category: str) -> str:
+def _share_chart(conn, start: Date, end: Date, category: str, platforms: list[str]) -> str:
+    voice = share("share_of_voice")
     rows = conn.execute(
-        """SELECT platform, brand, share_of_voice FROM mention_metrics
-           WHERE date = ? AND category = ? ORDER BY platform, brand""", [day, category]).fetchall()
+        "SELECT platform, brand, sum(" + voice.numerator + ") / nullif(sum(" + voice.denominator + "), 0)"
+        " FROM mention_metrics WHERE date BETWEEN ? AND ? AND category = ? AND list_contains(?, platform)"
+        " GROUP BY platform, brand ORDER BY platform, brand", [start, end, category, platforms]).fetchall()
     brands = sorted({b for _, b, _ in rows})
     by_platform: dict[str, dict] = {}
-    for platform, brand, share in rows:
-        by_platform.setdefault(platform, {})[brand] = share
+    for platform, brand, value in rows:
+        by_platform.setdefault(platform, {})[brand] = value
     return stacked_bars([{"label": p, "values": v} for p, v in by_platform.items()], brands,
                         f"share of voice, {category}")
 
