@@ -23,9 +23,11 @@ def figures_section(conn: duckdb.DuckDBPyConnection, brands: Sequence[tuple[str,
     if not brands:
         return ""
     rule = change_rule()
+    days = (end - start).days + 1
+    period = (f"{end.isoformat()}, against the day before" if days == 1
+              else f"{start.isoformat()} to {end.isoformat()}, against the {days} days before")
     parts = ["<h2>Key figures</h2>",
-             f'<p class="note">{start.isoformat()} to {end.isoformat()}, against the {(end - start).days + 1} days'
-             " before. Each rate pools the period's answers and is shown with its 95% Wilson interval (the rank:"
+             f'<p class="note">{period}. Each rate pools the period's answers and is shown with its 95% Wilson interval (the rank:"
              f" a normal interval). ▲ or ▼ marks a change the alerts' test finds clear (p &lt; {rule.clear_p} and"
              f" q ≤ {rule.clear_q:.2f} over the brand's tests).</p>"]
     for brand, category in brands:
@@ -62,7 +64,7 @@ def _cell(metric: str, platform: str, row: dict | None) -> str:
     if row["significant"]:
         mark = ' <span class="up">▲</span>' if row["change"] > 0 else ' <span class="down">▼</span>'
     return (f'<td data-metric="{metric}" data-platform="{escape(platform)}" data-value="{row["value"]!r}">'
-            f'{shown} <span class="note">{interval}</span>{mark}</td>')
+            f'{shown} <span class="note interval">{interval}</span>{mark}</td>')
 
 
 def _number(metric: str, value: float) -> str:

@@ -28,6 +28,7 @@ h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1
 h3 { font-size: 15px; margin-bottom: 4px; } .note { color: #4b5563; font-size: 13px; }
 table { border-collapse: collapse; font-size: 13px; } td, th { border: 1px solid #e5e7eb; padding: 4px 8px; }
 th { background: #f9fafb; text-align: left; } .up { color: #16a34a; } .down { color: #dc2626; }
+.interval { white-space: nowrap; }
 pre.brands-yaml { background: #f9fafb; border: 1px solid #e5e7eb; padding: 8px; font-size: 12px; overflow-x: auto; }
 """
 
