@@ -27,7 +27,8 @@ def figures_section(conn: duckdb.DuckDBPyConnection, brands: Sequence[tuple[str,
     period = (f"{end.isoformat()}, against the day before" if days == 1
               else f"{start.isoformat()} to {end.isoformat()}, against the {days} days before")
     parts = ["<h2>Key figures</h2>",
-             f'<p class="note">{period}. Each rate pools the period's answers and is shown with its 95% Wilson interval (the rank:"
+             f'<p class="note">{period}. Each rate pools the period\'s answers and is shown with its 95% Wilson'
+             " interval (the rank:"
              f" a normal interval). ▲ or ▼ marks a change the alerts' test finds clear (p &lt; {rule.clear_p} and"
              f" q ≤ {rule.clear_q:.2f} over the brand's tests).</p>"]
     for brand, category in brands:
