@@ -94,16 +94,17 @@ def csrf_of(page_html: str) -> str:
     return re.search(r'name="csrf" value="([^"]*)"', page_html).group(1)
 
 
-def built_workspace(home: Path) -> Workspace:
+def built_workspace(home: Path, days: int = DAYS, judged: tuple[str, ...] = JUDGED) -> Workspace:
     """The `workspace` fixture (tests/conftest.py): the example config with a hostile brand name
-    added, DAYS days of PLATFORMS collected and measured, and a user of each role."""
+    added, `days` days of PLATFORMS up to LAST_DAY collected and measured (the `judged` platforms'
+    sentiment by the judge), and a user of each role."""
     directory = write_config(home / "config", IN_PROCESS_URL)
     with open(directory / "brands.yaml", "a", encoding="utf-8") as brands:  # a name that is hostile SQL and HTML
         brands.write(f"  - name: '{HOSTILE_BRAND.replace(chr(39), chr(39) * 2)}'\n    category: cloud\n"
                      "    aliases: [Hostile Cloud]\n")
     (directory / "judge.yaml").write_text("judge:\n  platform: deepseek\n", encoding="utf-8")
     config = load_config(directory)
-    lake = build_lake(home, config, LAST_DAY, DAYS, PLATFORMS, judged=JUDGED)
+    lake = build_lake(home, config, LAST_DAY, days, PLATFORMS, judged=judged)
     built = Workspace(home, config, lake)
     for name, role in USERS.items():
         built.accounts.add(name, role, PASSWORD)

@@ -362,10 +362,11 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
     assert any(e.action == "ask" and e.actor == "adam" and task_id in e.detail for e in workspace.accounts.audit_trail())
 
 
-@pytest.mark.slow  # some 600 requests of the workspace: a minute, by design
+@pytest.mark.slow  # a 30-day warehouse built, some 600 requests of the workspace: two minutes, by design
 def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv_the_report_the_grid_and_the_alerts(
-        workspace):
-    """One definition of every figure: for random brands, periods and platforms, each share of the
+        month_workspace):
+    """One definition of every figure: over a 30-day warehouse, for random brands, periods of 1 to
+    90 days ending in it and sets of platforms, each share of the
     metric catalog in /api/overview (and its CSV, and the report of the same period) is its
     numerator over its denominator pooled from mention_metrics directly, per platform and over
     the chosen ones; the competitors grid of a random share pools the same counts; the alerts are
@@ -377,16 +378,19 @@ def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv
     from visibility_assets.measure.project import load_project
     from visibility_assets.measure.runner import create_macros
 
+    workspace = month_workspace
     rng, client = random.Random(11), workspace.client("vera")
     brands = [b.name for b in workspace.config.brands]
     columns = sorted({c for m in shares() for c in (m.numerator, m.denominator)})
-    first, last = date.fromisoformat(FIRST), date.fromisoformat(DAY)
+    last = date.fromisoformat(DAY)
     checked = grid_cells = alerts_seen = reported = 0
     with reading(workspace.lake) as conn:
         create_macros(conn, load_project())  # the report's statistics, as its asset and command make them
+        first = conn.execute("SELECT min(date) FROM mention_metrics").fetchone()[0]
+        assert (last - first).days + 1 == 30
         for draw in range(200):
-            brand, days = rng.choice(brands), rng.randint(1, 5)
-            end = last - timedelta(days=rng.randint(0, (last - first).days + 1 - days))
+            brand, days = rng.choice(brands), rng.randint(1, 90)
+            end = last - timedelta(days=rng.randint(0, (last - first).days))  # a day of the warehouse
             start = end - timedelta(days=days - 1)
             chosen = rng.choice([[], ["deepseek"], ["kimi"], ["deepseek", "kimi"]])
             query = f"brand={brand}&from={start}&to={end}" + (f"&platform={','.join(chosen)}" if chosen else "")
