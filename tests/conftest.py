@@ -23,13 +23,16 @@ from .webhook_receiver import Receiver
 
 FAST = PlatformBehaviour(latency_s=(0.001, 0.01))
 SLOW_TIERS = ("dagster", "system")
+BUILT_WAREHOUSES = ("workspace", "month_workspace")  # fixtures that build a warehouse: 10 to 30 s a worker
 
 
 def pytest_collection_modifyitems(items):
-    """Dagster and system tests are the slow tier: `-m "not slow"` runs the others (no I/O, and
-    loopback HTTP to servers in threads of the test process)."""
+    """Dagster and system tests, and tests over a built warehouse, are the slow tier with those
+    marked slow where they stand: `-m "not slow"` runs the others (no I/O, and loopback HTTP to
+    servers in threads of the test process, each well under a second)."""
     for item in items:
-        if any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
+        if (any(item.get_closest_marker(tier) for tier in SLOW_TIERS)
+                or any(name in BUILT_WAREHOUSES for name in getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
 
 

@@ -102,6 +102,7 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
     return status, out, err
 
 
+@pytest.mark.slow  # over a second by design
 def test_unchanged_analyzer_reports_no_change_on_any_platform(warehouse):
     with read_warehouse() as conn:
         report = replay(conn, warehouse.catalog)

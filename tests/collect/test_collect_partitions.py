@@ -12,6 +12,7 @@ from visibility_assets.warehouse.lake import LakeSettings, reading
 pytestmark = pytest.mark.loopback
 
 
+@pytest.mark.slow  # over a second by design
 def test_two_platforms_and_two_days_each_collected_once_into_their_own_journals(loopback_config_dir, simulator, tmp_path):
     lake = LakeSettings.from_env(tmp_path)
     config = load_config()
@@ -30,6 +31,7 @@ def test_two_platforms_and_two_days_each_collected_once_into_their_own_journals(
     assert stats["kimi"]["received"] == stats["qwen"]["received"] == 2 * per_partition
 
 
+@pytest.mark.slow  # over a second by design
 def test_a_platform_without_its_key_is_not_asked_for_any_day_and_the_others_run_on(
         loopback_config_dir, simulator, tmp_path, monkeypatch):
     from tests.conftest import write_config

@@ -109,6 +109,7 @@ def test_transient_faults_are_retried_until_every_request_succeeds(tmp_path):
     assert stats["duplicates"] == 0
 
 
+@pytest.mark.slow  # over a second by design
 @pytest.mark.loopback
 def test_a_long_wait_before_a_retry_is_told_with_what_it_follows_and_until_when(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.005), hang_s=3).with_transient_faults(0.5)
@@ -171,6 +172,7 @@ def rates_after_429(monkeypatch) -> list[float]:
     return rates
 
 
+@pytest.mark.slow  # over a second by design
 @pytest.mark.loopback
 def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates_after_429):
     """The config claims 50 rps but the platform permits 5: each 429's wait is kept and the pace drops."""
@@ -197,6 +199,7 @@ def test_429_is_honoured_and_the_rate_lowered(tmp_path, sent_by_simulator, rates
     assert min(rates_after_429) <= 50 * 0.7  # the first 429 cut the claimed 50 rps by 30%
 
 
+@pytest.mark.slow  # over a second by design
 @pytest.mark.loopback
 def test_a_retry_after_beyond_the_cap_leaves_the_requests_pending_and_fails_the_partition(tmp_path):
     """The platform allows one request an hour: nothing is retried before the hour, the run ends at
@@ -224,6 +227,7 @@ def test_a_retry_after_ending_past_the_deadline_defers_the_requests(tmp_path):
     assert report.stopped is None
 
 
+@pytest.mark.slow  # over a second by design
 @pytest.mark.loopback
 def test_deadline_defers_the_rest_and_the_next_run_collects_it(tmp_path):
     behaviour = PlatformBehaviour(latency_s=(0, 0.001))
@@ -281,6 +285,7 @@ def test_deadline_as_clock_time_is_the_next_such_time_in_shanghai():
     assert resolve_deadline(None) is None
 
 
+@pytest.mark.slow  # over a second by design
 @pytest.mark.loopback
 def test_timeout_s_bounds_the_whole_attempt_against_a_slow_drip(tmp_path):
     """A server that sends two bytes every 0.25 s never trips a per-read timeout (the whole answer

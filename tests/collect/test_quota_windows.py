@@ -21,7 +21,7 @@ from visibility_assets.warehouse.lake import LakeSettings
 
 from tests.conftest import write_config
 
-pytestmark = pytest.mark.loopback
+pytestmark = [pytest.mark.loopback, pytest.mark.slow]  # each test waits out a 6 s window, by design
 
 WINDOW_S, LIMIT, RPS = 6.0, 12, 5.0
 QUESTIONS, ROUNDS = 15, 1  # 15 requests: a window and a quarter

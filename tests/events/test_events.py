@@ -204,6 +204,7 @@ def _seed_warehouse(config, alert_rows):
     write_warehouse(work)
 
 
+@pytest.mark.slow  # over a second by design
 def test_two_alerts_of_a_category_make_one_task_and_a_second_evaluation_none(tmp_path, visibility_home):
     config = _config(tmp_path)
     _seed_warehouse(config, [

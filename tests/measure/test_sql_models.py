@@ -307,6 +307,7 @@ def alerting() -> Warehouse:
     return warehouse
 
 
+@pytest.mark.slow  # over a second by design
 def test_a_jump_against_the_trailing_week_is_one_alert_with_its_test(alerting):
     x1, n1, x0, n0 = 9, 10, 8, 40
     z, p = two_proportion(x1, n1, x0, n0)
@@ -327,6 +328,7 @@ def test_an_alert_carries_both_rates_with_intervals_its_sizes_and_decision(alert
     assert alerting.rows("visibility_alerts") == alerting.rows("fct_visibility_alerts")
 
 
+@pytest.mark.slow  # over a second by design
 def test_alerts_built_as_one_range_run_equal_those_built_partition_by_partition(alerting):
     fresh = Warehouse()
     for partition in _jump(fresh, "jump"):  # each day's baseline built by the runs before

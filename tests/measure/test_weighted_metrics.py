@@ -46,6 +46,7 @@ def metrics() -> list[dict]:
     return simulated(REPLICATES)
 
 
+@pytest.mark.slow  # over a second by design
 def test_the_weighted_interval_covers_the_true_weighted_rate_at_the_nominal_rate(metrics):
     covered = sum(r["weighted_mention_rate_low"] <= TRUE_RATE <= r["weighted_mention_rate_high"] for r in metrics)
     # 95% nominal; 1,000 replicates put the Monte Carlo error near 0.007. Kish's effective size

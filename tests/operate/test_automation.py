@@ -73,6 +73,7 @@ def test_the_assets_read_the_config_folder_the_definitions_were_built_from(tmp_p
         assert conn.execute("SELECT count(*) FROM brand_catalog").fetchone()[0] == len(config.brands) == 39
 
 
+@pytest.mark.slow  # over a second by design
 def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     defs = pipeline()
     instance = DagsterInstance.ephemeral()

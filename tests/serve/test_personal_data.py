@@ -42,6 +42,7 @@ def test_numbers_that_are_no_personal_data_are_left_alone(text):
 
 
 @pytest.mark.loopback
+@pytest.mark.slow  # over a second by design: builds a warehouse
 def test_a_viewer_reads_personal_data_masked_and_an_analyst_verbatim(tmp_path):
     home = tmp_path / "home"
     config = load_config(write_config(home / "config", IN_PROCESS_URL, questions=6, rounds=1))

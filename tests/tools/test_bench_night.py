@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from visibility_assets.config import load_config
 from visibility_assets.tools.bench.all import RUNS, ratios
 from visibility_assets.tools.bench.night import ProcessTree, scaled_config_dir
@@ -24,6 +26,7 @@ def test_the_tenfold_night_asks_ten_wordings_of_each_question_at_five_times_the_
     assert slowest == "kimi" and round(bound, 1) == 54.7  # (450 + 6) x 3 answers, two requests each, at 50 rps
 
 
+@pytest.mark.slow  # over a second by design
 def test_the_process_tree_counts_a_childs_cpu_and_memory():
     with ProcessTree(interval_s=0.05) as tree:
         # 0.6 s of the child's own CPU, not of the wall clock: on a busy machine a 0.6 s wall loop

@@ -217,6 +217,7 @@ def test_every_structure_appears(platform):
             assert not _STRUCT_CHECK["table"].search(a.text)
 
 
+@pytest.mark.slow  # over a second by design
 def test_platform_preferences_show():
     def share(platform, structure):
         answers = [a for a in _draw(platform, ZH_Q, n=1500, seed=31) if a.kind == "answer"]
@@ -230,6 +231,7 @@ def test_platform_preferences_show():
 # ----------------------------------------------------------------------------- content features
 
 
+@pytest.mark.slow  # over a second by design
 def test_citations_think_against_and_traps():
     kimi = [a for a in _draw("kimi", ZH_Q, n=1500, seed=41) if a.kind == "answer"]
     cited = [a for a in kimi if a.cited]
@@ -266,6 +268,7 @@ def test_citations_think_against_and_traps():
     assert "](https://" in zh_all and "](https://" in en_all  # markdown links in the body or references
 
 
+@pytest.mark.slow  # over a second by design
 def test_ground_truth_matches_text():
     for platform in PLATFORMS:
         for q, brands in ((ZH_Q, CLOUD), (EN_Q, CLOUD), ("最好用的 CRM 系统有哪些？", CRM), ("Best CRM for a small business?", CRM)):

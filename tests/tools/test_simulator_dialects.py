@@ -324,6 +324,7 @@ def test_kimis_tool_loop_needs_the_arguments_back_verbatim(server, http):
     assert stats["answered_by_key"]["loop"] == 1
 
 
+@pytest.mark.slow  # over a second by design
 def test_deepseek_keeps_a_slow_request_alive_with_blank_lines(server, http):
     platform = _platform("deepseek-slow", f"{server.url}/deepseek-slow/v1")
     started = time.monotonic()

@@ -1,6 +1,8 @@
 """A process's DuckDBs: writers share one per lake, readers of the present another; an engine
 retired for a lake the process no longer uses serves the next lake, its extensions loaded."""
 
+import pytest
+
 from visibility_assets.warehouse import lake
 from visibility_assets.warehouse.lake import LakeSettings, open_reader, reading, write_with_retry
 
@@ -10,6 +12,7 @@ def _write(settings: LakeSettings, value: int) -> None:
                                                          {"v": value}))
 
 
+@pytest.mark.slow  # over a second by design
 def test_each_of_many_lakes_a_process_opens_reads_its_own_tables(tmp_path):
     lakes = [LakeSettings.from_env(tmp_path / f"home-{i}") for i in range(2 * lake.MAX_ENGINES)]
     for value, settings in enumerate(lakes):
