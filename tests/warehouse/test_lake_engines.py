@@ -61,3 +61,24 @@ def test_a_lake_moved_with_its_data_folder_reads_there_and_a_catalog_kept_elsewh
     monkeypatch.setenv(lake.DATA_MOVED_ENV, "true")
     with reading(LakeSettings.from_env(tmp_path)) as conn:
         assert conn.execute("SELECT v FROM mark").fetchall() == [(7,)]
+
+
+@pytest.mark.parametrize("statement", ["LOAD httpfs", "LOAD '{httpfs_file}'", "SET allow_unsigned_extensions = false"])
+def test_a_sealed_reader_loads_nothing_more_whatever_its_query_says(tmp_path, statement):
+    """Past the SQL guard of `visibility sql` (tested there), DuckDB itself refuses: the lake's
+    DuckDBs skip the signature re-hash of the pinned extensions, and only a sealed reader runs
+    typed SQL, with external access off and its settings locked."""
+    import duckdb
+
+    from pathlib import Path
+
+    (httpfs_file,) = Path(lake.extension_directory()).rglob("httpfs.duckdb_extension")  # a pinned file
+    settings = LakeSettings.from_env(tmp_path)
+    _write(settings, 1)
+    conn = lake.open_sealed_reader(settings)
+    try:
+        with pytest.raises(duckdb.Error, match="disabled through configuration|configuration has been locked"):
+            conn.execute(statement.format(httpfs_file=httpfs_file))
+        assert conn.execute("SELECT v FROM mark").fetchall() == [(1,)]
+    finally:
+        conn.close()
