@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from visibility_assets.clean.analyzer import Analyzer
 from visibility_assets.cli.arguments import UserError
 from visibility_assets.config import load_catalog
+from visibility_assets.core.whole_file import write_whole
 
 REQUIRED = ("id", "answer", "category")
 
@@ -82,10 +81,5 @@ def run_analyze(catalog_path: str, answers_path: str, out_path: str | None) -> i
     if out_path is None:
         sys.stdout.write(output)
         return 0
-    # Written to a temporary file and moved into place: a failure never leaves half a file.
-    target = Path(out_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, delete=False, suffix=".tmp") as tmp:
-        tmp.write(output)
-    os.replace(tmp.name, target)
+    write_whole(Path(out_path), output)  # a failure never leaves half a file
     return 0

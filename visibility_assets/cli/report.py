@@ -3,7 +3,6 @@ report's sections with the key figures of the brands asked for, pooled over the 
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from visibility_assets.cli.arguments import UserError, config_of, iso_date
 from visibility_assets.cli.lake_reader import read_warehouse
 from visibility_assets.core.faults import writing
 from visibility_assets.core.paths import data_dir
+from visibility_assets.core.whole_file import write_whole
 from visibility_assets.core.personal_data import mask
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import create_macros
@@ -64,14 +64,7 @@ def _brands(catalog, asked: list[str]) -> list[tuple[str, str]]:
 
 
 def _write(path: Path, html: str) -> None:
-    """All of the file or none of it: written beside, then renamed over."""
     if path.parent.exists() and not path.parent.is_dir():
         raise UserError(f"--out {path}: {path.parent} is not a folder")
-    part = path.with_name(path.name + ".part")
     with writing("the report", path.parent):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            part.write_text(html, encoding="utf-8")
-            os.replace(part, path)
-        finally:
-            part.unlink(missing_ok=True)
+        write_whole(path, html)
