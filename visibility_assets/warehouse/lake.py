@@ -49,6 +49,7 @@ INLINING_ROW_LIMIT = 0
 LAKE = "lake"
 S3_SECRET_NAME = "visibility_s3"
 WRITE_ATTEMPTS = 12  # commit conflicts and a busy SQLite catalog clear within a second or two
+CATALOG_CREATION_ATTEMPTS = 8  # the creator's transaction commits within a second or two
 
 T = TypeVar("T")
 
@@ -291,8 +292,7 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
                                             "autoload_known_extensions": False,
                                             "allow_unsigned_extensions": True})
     try:
-        for statement in attach_statements(settings, read_only, as_of):
-            conn.execute(statement)
+        _attach(conn, attach_statements(settings, read_only, as_of))
         schema_cache.mark_engine(conn)
     except duckdb.Error as exc:
         conn.close()
@@ -306,6 +306,27 @@ def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | No
         conn.close()
         raise
     return conn
+
+
+def _attach(conn: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    """The attach statements; when another process is creating the same new catalog at this
+    moment (the first night of several machines on one PostgreSQL catalog), our creation of its
+    tables loses the race: attach again, to the catalog the winner made."""
+    for attempt in range(1, CATALOG_CREATION_ATTEMPTS + 1):
+        try:
+            for statement in statements:
+                conn.execute(statement)
+            return
+        except duckdb.Error as exc:
+            if attempt == CATALOG_CREATION_ATTEMPTS or not lost_catalog_creation_race(exc):
+                raise
+            time.sleep(backoff_s(attempt, 0.05, 1.0))
+
+
+def lost_catalog_creation_race(exc: duckdb.Error) -> bool:
+    message = str(exc)
+    return "Failed to initialize DuckLake" in message and (
+        "already exists" in message or "duplicate key value" in message)
 
 
 _ENGINES: dict[tuple[LakeSettings, bool], duckdb.DuckDBPyConnection] = {}  # (settings, read-only)
