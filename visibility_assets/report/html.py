@@ -17,6 +17,7 @@ from visibility_assets.report.quality import quality_section
 from visibility_assets.report.sentiment import sentiment_method_note
 from visibility_assets.report.sources import sources_section
 from visibility_assets.report.untracked import untracked_section
+from visibility_assets.warehouse.lake import one_snapshot
 
 TREND_DAYS = 30
 ALERT_DAYS = 7
@@ -43,9 +44,13 @@ def render_report(conn: duckdb.DuckDBPyConnection, day: Date, start: Date | None
     ((name, category) pairs) and the rates per platform pooled over the period, on the chosen
     platforms (none: every one); the trends end on `day`, and the sections on sources, untracked
     options, invalid answers and collection quality are of `day` itself. The connection needs the
-    models' macros (create_macros)."""
-    start = start or day
-    chosen = list(platforms)
+    models' macros (create_macros). Every section reads one snapshot of the lake."""
+    with one_snapshot(conn):
+        return _render(conn, day, start or day, brands, list(platforms))
+
+
+def _render(conn: duckdb.DuckDBPyConnection, day: Date, start: Date, brands: Sequence[tuple[str, str]],
+            chosen: list[str]) -> str:
     platforms = [p for (p,) in conn.execute(
         "SELECT DISTINCT platform FROM mention_metrics WHERE date BETWEEN ? AND ?"
         " AND (len(?) = 0 OR list_contains(?, platform)) ORDER BY platform", [start, day, chosen, chosen]).fetchall()]

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from visibility_assets.warehouse.lake import LakeSettings, discard_engine, open_reader
+from visibility_assets.warehouse.lake import LakeSettings, discard_engine, one_snapshot, open_reader
 
 KEPT_SNAPSHOTS = 4
 
@@ -27,8 +27,8 @@ class SnapshotError(ValueError):
 
 class WorkspaceReader:
     """Each server thread keeps its cursors (and the macros defined on each: ~40 ms to define)
-    from one request to the next: one of the present, which reads the latest snapshot at each
-    statement, and a few of past snapshots."""
+    from one request to the next: one of the present, each of whose requests reads the latest
+    snapshot as the request begins, and a few of past snapshots."""
 
     def __init__(self, settings: LakeSettings, macros: str):
         self.settings, self.macros = settings, macros
@@ -67,7 +67,8 @@ class WorkspaceReader:
             while len(cursors) > KEPT_SNAPSHOTS + 1:  # the present and the last few pasts
                 cursors.pop(next(k for k in cursors if k is not None)).close()
         try:
-            yield conn
+            with one_snapshot(conn):  # a page names the snapshot it read: one for all its queries
+                yield conn
         except duckdb.Error as exc:
             cursors.pop(snapshot, None)  # a failed statement may leave it unusable: the next request starts afresh
             conn.close()

@@ -405,6 +405,23 @@ def _writer_turn(settings: LakeSettings):
 
 
 @contextmanager
+def one_snapshot(conn: duckdb.DuckDBPyConnection):
+    """The block's reads in one transaction: each sees the snapshot the first one saw, and the
+    lake's catalog is loaded once for all of them instead of once per statement (~3 ms each on
+    a SQLite catalog)."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield conn
+    except BaseException:
+        try:
+            conn.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # a connection a fatal error invalidated: the error that did it is the one to raise
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
 def reading(settings: LakeSettings, as_of: str | int | None = None):
     """open_reader as a context manager: the connection closes when the block ends."""
     conn = open_reader(settings, as_of)
