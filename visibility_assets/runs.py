@@ -81,15 +81,18 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     request = {"config_dir": str(config_dir), "run_config": run_config, "environment": dict(os.environ),
                "cwd": os.getcwd()}
     live = _LiveWorkers()
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())}, instance,
-                               live) for date, platform in keys]
-        for future in as_completed(futures):
-            run = future.result()
-            if not run.success and (run.error or "").startswith(DISK_FULL):
-                live.stop_all()  # nothing can be stored; and a slot a dead worker held is waited for in vain
-            on_done(run)
-        return [f.result() for f in futures]
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())},
+                                   instance, live) for date, platform in keys]
+            for future in as_completed(futures):
+                run = future.result()
+                if not run.success and (run.error or "").startswith(DISK_FULL):
+                    live.stop_all()  # nothing can be stored; and a slot a dead worker held is waited for in vain
+                on_done(run)
+            return [f.result() for f in futures]
+    finally:
+        live.ended()
 
 
 class _LiveWorkers:
@@ -99,6 +102,7 @@ class _LiveWorkers:
         self._processes: set = set()
         self._lock = threading.Lock()
         self.stopping = False
+        self._killer: threading.Timer | None = None
 
     def add(self, process) -> bool:
         with self._lock:
@@ -113,10 +117,19 @@ class _LiveWorkers:
     def stop_all(self) -> None:
         """SIGTERM (a collection stores what it has), then SIGKILL what has not ended after a while."""
         with self._lock:
+            if self.stopping:
+                return  # stopped already: the workers added since were refused
             self.stopping, processes = True, list(self._processes)
         for process in processes:
             process.terminate()
-        threading.Timer(STOP_GRACE_S, lambda: [p.kill() for p in processes if p.is_alive()]).start()
+        self._killer = threading.Timer(STOP_GRACE_S, lambda: [p.kill() for p in processes if p.is_alive()])
+        self._killer.start()
+
+    def ended(self) -> None:
+        """Every worker has been waited for: nothing is left to kill. (A timer still pending would
+        keep the command alive for the rest of its grace after its work is done.)"""
+        if self._killer is not None:
+            self._killer.cancel()
 
 
 def _worker_processes():
