@@ -68,11 +68,12 @@ def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
 
 
 def test_bench_history_times_the_first_and_last_night_the_views_and_the_backfill():
-    figures = _bench("history", "--days", "3", "--samples", "2", timeout_s=900)
+    figures = _bench("history", "--days", "3", "--samples", "2", "--questions", "6", timeout_s=900)
     for key in ("days", "first_night_s", "last_night_s", "night_growth", "serve_p95_ms", "lake_files", "lake_mb",
                 "backfill_s"):
         assert key in figures
-    assert figures["days"] == 3 and figures["filled"]["nights"] == 1 and figures["filled"]["failed_checks"] == []
+    assert figures["days"] == 3 and figures["questions"] == 6
+    assert figures["filled"]["nights"] == 1 and figures["filled"]["failed_checks"] == []
     assert figures["night_growth"] == round(figures["last_night_s"] / figures["first_night_s"], 3)
     assert set(figures["views"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
                                                                  "sources", "alerts") for prefix in ("/", "/api/")}

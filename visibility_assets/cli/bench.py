@@ -67,6 +67,8 @@ def add_parser(commands) -> None:
                                                  " night, every view, the alias backfill and the storage on it")
     history.add_argument("--days", type=positive_int, default=365)
     history.add_argument("--samples", type=positive_int, default=15, help="requests per view and endpoint")
+    history.add_argument("--questions", type=positive_int,
+                         help="only the first N questions of the example config (default: all of them)")
     history.set_defaults(handler=run_history)
     every = benches.add_parser("all", help="every benchmark at a size of a few minutes: one JSON object of ratios")
     every.set_defaults(handler=run_all)
@@ -120,7 +122,7 @@ def run_night(args) -> int:
 
 def run_history(args) -> int:
     from visibility_assets.tools.bench.history import run_history_bench
-    return _print(run_history_bench(args.days, args.samples))
+    return _print(run_history_bench(args.days, args.samples, questions=args.questions))
 
 
 def run_all(args) -> int:

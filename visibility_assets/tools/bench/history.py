@@ -30,14 +30,20 @@ from visibility_assets.tools.bench import LAST_DAY, scratch_home
 RATE_RPS, CONCURRENCY = 100, 32  # the example config driven hard: a night is mostly its fixed costs
 
 
-def history_config(target: Path, brands: int = 0) -> Path:
+def history_config(target: Path, brands: int = 0, questions: int | None = None) -> Path:
     """The example config at RATE_RPS and CONCURRENCY per platform, its simulators on a free port;
-    with `brands`, the catalog grown to that many brands (added_brands)."""
+    with `brands`, the catalog grown to that many brands (added_brands); with `questions`, only
+    its first N questions (a smaller night, for a quick look)."""
     from visibility_assets.config import EXAMPLE_CONFIG_DIR
 
     shutil.copytree(EXAMPLE_CONFIG_DIR, target)
     if brands:
         add_brands(target / "brands.yaml", brands)
+    if questions is not None:
+        path = target / "questions.yaml"
+        asked = yaml.safe_load(path.read_text(encoding="utf-8"))
+        asked["questions"] = asked["questions"][:questions]
+        path.write_text(yaml.safe_dump(asked, allow_unicode=True), encoding="utf-8")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -159,7 +165,7 @@ def alias_backfill(config, first: date, last: date) -> dict:
     return {"backfill_s": round(wall, 1), "backfill_days": (last - first).days + 1}
 
 
-def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
+def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2, questions: int | None = None,
                       progress=lambda message: print(message, file=sys.stderr)) -> dict:
     from visibility_assets.config import load_config
     from visibility_assets.tools.bench.serve import serve_views
@@ -167,7 +173,7 @@ def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
     if days < 2:
         raise ValueError("bench history needs at least 2 nights: the first and the last are measured")
     with scratch_home("bench-history-") as home:
-        config_dir = history_config(Path(home) / "config")
+        config_dir = history_config(Path(home) / "config", questions=questions)
         os.environ["VISIBILITY_CONFIG_DIR"] = str(config_dir)
         config = load_config(config_dir)
         first, last = LAST_DAY - timedelta(days=days - 1), LAST_DAY
@@ -187,7 +193,8 @@ def run_history_bench(days: int = 365, samples: int = 15, processes: int = 2,
         after_backfill = storage_sizes()
     slowest = max(views.values(), key=lambda figures: figures["p95_ms"])
     return {
-        "days": days, "first_night_s": first_night["wall_s"], "last_night_s": last_night["wall_s"],
+        "days": days, "questions": len(config.questions),
+        "first_night_s": first_night["wall_s"], "last_night_s": last_night["wall_s"],
         "night_growth": round(last_night["wall_s"] / first_night["wall_s"], 3),
         "first_night_cpu_s": first_night["cpu_s"], "last_night_cpu_s": last_night["cpu_s"],
         "night_cpu_growth": round(last_night["cpu_s"] / first_night["cpu_s"], 3) if first_night["cpu_s"] else None,
