@@ -9,7 +9,7 @@ from visibility_assets.runs import _LiveWorkers
 
 
 def test_workers_stopped_by_several_failing_runs_leave_no_timer_once_they_have_ended():
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")  # default signal handling, whatever the test runner set
     live = _LiveWorkers()
     workers = [context.Process(target=time.sleep, args=(60,)) for _ in range(3)]
     for worker in workers:
