@@ -216,12 +216,14 @@ def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibilit
         answered_before, logs_seen, deadline = {}, set(), time.time() + 90
         while time.time() < deadline:
             answered_now = {p: _answered_keys(server, p) for p in platforms}
+            # Every look notes whose in-flight log is there: one seen and then gone was stored whole.
+            received = {p: _received_by_worker(visibility_home, p, answered_now[p], logs_seen) for p in platforms}
             if all(len(keys) >= enough for keys in answered_now.values()) and (
-                    when == "sending" or all(_received_by_worker(visibility_home, p, answered_now[p], logs_seen)
-                                             for p in platforms)):
+                    when == "sending" or all(received.values())):
                 break
             answered_before = answered_now  # the last look before the one that triggers the kill
             time.sleep(0.2)
+        assert [worker.poll() for worker in workers] == [None] * len(workers), "the kill should land mid-run"
         for worker in workers:
             worker.send_signal(signal.SIGKILL)
         for worker in workers:
