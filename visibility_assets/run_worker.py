@@ -33,6 +33,41 @@ import dagster._daemon  # noqa: E402, F401
 import visibility_assets.operate.instance.event_log  # noqa: E402, F401
 import visibility_assets.operate.instance.launcher  # noqa: E402, F401
 
+# What a run imported on first use, each in every worker (~540 modules, ~1 CPU-s a worker on two
+# cores): DuckDB's first bound parameter imports pandas and pyarrow to check the value's type,
+# httpcore's pool imports trio and anyio, the instance its secrets loader and UPath, a run its
+# in-process executor. Imported here, the server pays them once.
+import _strptime  # noqa: E402, F401
+
+import anyio._backends._asyncio  # noqa: E402, F401
+import anyio.streams.memory  # noqa: E402, F401
+import anyio.streams.stapled  # noqa: E402, F401
+import anyio.streams.tls  # noqa: E402, F401
+import anyio.to_thread  # noqa: E402, F401
+import dagster._core.definitions.external_asset  # noqa: E402, F401
+import dagster._core.definitions.repository_definition.repository_data_builder  # noqa: E402, F401
+import dagster._core.execution.execute_in_process  # noqa: E402, F401
+import dagster._core.execution.plan.active  # noqa: E402, F401
+import dagster._core.executor.in_process  # noqa: E402, F401
+import dagster._core.instance.factory  # noqa: E402, F401
+import dagster._core.instance.runs.run_domain  # noqa: E402, F401
+import dagster._core.secrets.env_file  # noqa: E402, F401
+import dagster._core.storage.local_compute_log_manager  # noqa: E402, F401
+import dagster._core.storage.migration.utils  # noqa: E402, F401
+import dagster._core.storage.root  # noqa: E402, F401
+import dagster._core.system_config.composite_descent  # noqa: E402, F401
+import dateutil.parser  # noqa: E402, F401
+import duckdb_ext  # noqa: E402, F401
+import fsspec.implementations.local  # noqa: E402, F401
+import httpcore._sync.connection  # noqa: E402, F401
+import pandas  # noqa: E402, F401
+import pyarrow.dataset  # noqa: E402, F401
+import pyarrow.fs  # noqa: E402, F401
+import pyarrow.pandas_compat  # noqa: E402, F401
+import pyarrow.substrait  # noqa: E402, F401
+import upath.implementations.local  # noqa: E402, F401
+import watchdog.observers.polling  # noqa: E402, F401
+
 # The imported pipeline set aside from the collector: a worker's collections then never walk
 # (and so never copy) the pages its server's imports filled, which the workers share.
 gc.freeze()

@@ -32,8 +32,9 @@ from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.operate.instance.command_runs import end_as_failed, reap_dead_runs
 from visibility_assets.partition_run import PartitionRun, materialization_metadata, materialize_partition, run_job
 
-# What a worker's server imports once, for every worker it forks.
-WORKER_PRELOAD = ["visibility_assets.run_worker"]
+# What a worker's server imports once, for every worker it forks: the pipeline, and the command's
+# own main module (each worker would otherwise import it again, as multiprocessing's __mp_main__).
+WORKER_PRELOAD = ["__main__", "visibility_assets.run_worker"]
 # How long a run told to stop may take to store what it has and end, before the command gives up on it.
 STOP_GRACE_S = 20.0
 T = TypeVar("T")
