@@ -379,12 +379,14 @@ def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv
     from visibility_assets.measure.runner import create_macros
 
     workspace = month_workspace
-    rng, client = random.Random(11), workspace.client("vera")
+    rng = random.Random(11)
     brands = [b.name for b in workspace.config.brands]
     columns = sorted({c for m in shares() for c in (m.numerator, m.denominator)})
     last = date.fromisoformat(DAY)
     checked = grid_cells = alerts_seen = reported = 0
-    with reading(workspace.lake) as conn:
+    # One portal for every request, as a server has: its threads keep their cursors (a portal per
+    # request, a client's default, starts new threads, each defining the macros on a new cursor).
+    with workspace.client("vera") as client, reading(workspace.lake) as conn:
         create_macros(conn, load_project())  # the report's statistics, as its asset and command make them
         first = conn.execute("SELECT min(date) FROM mention_metrics").fetchone()[0]
         assert (last - first).days + 1 == 30
