@@ -20,12 +20,14 @@ from visibility_assets.measure.metric_catalog import shares as catalog_shares
 
 
 def period_figures(conn: duckdb.DuckDBPyConnection, brand: str, category: str, start: date, end: date,
-                   platforms: tuple[str, ...] | list[str] = ()) -> duckdb.DuckDBPyConnection:
+                   platforms: tuple[str, ...] | list[str] = (), source: str = "mention_metrics"
+                   ) -> duckdb.DuckDBPyConnection:
     """The figures' query run for a brand, its category, a period and the chosen platforms (none:
-    every platform); the cursor holds its rows."""
+    every platform); the cursor holds its rows. `source`: mention_metrics, or a table of the
+    caller's holding (at least) its rows of the brand, the period and the one before."""
     previous_start = start - timedelta(days=(end - start).days + 1)
-    return conn.execute(figures_sql(), {"brand": brand, "category": category, "start": start, "end": end,
-                                        "previous_start": previous_start, "platforms": list(platforms)})
+    return conn.execute(figures_sql(source), {"brand": brand, "category": category, "start": start, "end": end,
+                                              "previous_start": previous_start, "platforms": list(platforms)})
 
 
 # The brand's rows are read into a MATERIALIZED table expression before each GROUPING SETS: over
@@ -33,7 +35,8 @@ def period_figures(conn: duckdb.DuckDBPyConnection, brand: str, category: str, s
 FIGURES_ROWS = """
 WITH rows AS MATERIALIZED (
     SELECT CASE WHEN date >= $start THEN 'current' ELSE 'previous' END AS period, *
-    FROM mention_metrics
+    FROM """
+FIGURES_FILTER = """
     WHERE brand = $brand AND category = $category AND date BETWEEN $previous_start AND $end
       AND (len($platforms) = 0 OR list_contains($platforms, platform))
 ),
@@ -49,16 +52,19 @@ shares AS ("""
 
 
 @cache
-def figures_sql() -> str:
+def figures_sql(source: str = "mention_metrics") -> str:
     """FIGURES over the shares of the metric catalog (dbt_like_sql/metrics.yml): each count column
     they pool is summed once, then each share is a (metric, x, n) row. The names and columns
-    entering the text are the catalog's, checked as identifiers when it is read."""
+    entering the text are the catalog's, checked as identifiers when it is read, and `source`,
+    a table name of the code's own."""
+    if not source.isidentifier():
+        raise ValueError(f"not a table name: {source!r}")
     shares = catalog_shares()
     columns = list(dict.fromkeys(c for m in shares for c in (m.numerator, m.denominator)))
     sums = "".join(",\n           sum(" + c + ") AS " + c for c in columns)
     rows = "\n    UNION ALL ".join("SELECT period, platform, '" + m.name + "' AS metric, " + m.numerator + " AS x, "
                                   + m.denominator + " AS n FROM pooled" for m in shares)
-    return FIGURES_ROWS + sums + FIGURES_TESTS + "\n    " + rows + "\n" + FIGURES_AFTER_SHARES
+    return FIGURES_ROWS + source + FIGURES_FILTER + sums + FIGURES_TESTS + "\n    " + rows + "\n" + FIGURES_AFTER_SHARES
 
 
 FIGURES_AFTER_SHARES = """),
