@@ -5,7 +5,10 @@ intervals and tests with the same SQL the models and the alerts use.
 A reader of the present is a cursor of the process's shared reader (each transaction sees the
 latest snapshot). A reader of the past (`as_of`) needs a DuckDB attached at that snapshot; the
 last few are kept, since a user who looks at the numbers before a change clicks through
-several views of that same snapshot."""
+several views of that same snapshot.
+
+Readers of the present read the small marts from a copy in memory of the snapshot they read,
+once it is made (mart_cache.py): the lake's catalog queries are most of a page's time."""
 
 from __future__ import annotations
 
@@ -16,9 +19,11 @@ from contextlib import contextmanager
 
 import duckdb
 
+from visibility_assets.serve.mart_cache import MartCache
 from visibility_assets.warehouse.lake import LakeSettings, discard_engine, one_snapshot, open_reader
 
 KEPT_SNAPSHOTS = 4
+UNKNOWN = -1  # no snapshot's id: the cursor's views of the marts are made again
 
 
 class SnapshotError(ValueError):
@@ -35,6 +40,7 @@ class WorkspaceReader:
         self._past: OrderedDict[int, duckdb.DuckDBPyConnection] = OrderedDict()  # snapshot id -> its engine
         self._lock = threading.Lock()
         self._local = threading.local()
+        self.marts = MartCache(self._present_cursor)
 
     def resolve(self, as_of: str) -> int:
         """The snapshot id an `as_of` names: an id the lake holds, or the last snapshot at or
@@ -64,17 +70,31 @@ class WorkspaceReader:
             if self.macros:
                 conn.execute(self.macros)
             cursors[snapshot] = conn
+            if snapshot is None:
+                self._local.pointed = None  # a new cursor's views of the marts point at no copy
             while len(cursors) > KEPT_SNAPSHOTS + 1:  # the present and the last few pasts
                 cursors.pop(next(k for k in cursors if k is not None)).close()
         try:
             with one_snapshot(conn):  # a page names the snapshot it read: one for all its queries
+                if snapshot is None:  # the snapshot's copy of the marts, or the lake's
+                    self._local.pointed = self.marts.point(conn, self.snapshot(conn), self._local.pointed)
                 yield conn
-        except duckdb.Error as exc:
+        except BaseException as exc:
+            if snapshot is None:
+                self._local.pointed = UNKNOWN  # the rolled-back transaction's views: point them again
+            if not isinstance(exc, duckdb.Error):
+                raise
             cursors.pop(snapshot, None)  # a failed statement may leave it unusable: the next request starts afresh
             conn.close()
             if isinstance(exc, duckdb.FatalException):
                 self._discard_engine(snapshot)
             raise
+
+    def _present_cursor(self) -> duckdb.DuckDBPyConnection:
+        conn = open_reader(self.settings)
+        if self.macros:
+            conn.execute(self.macros)
+        return conn
 
     def _past_cursor(self, snapshot: int) -> duckdb.DuckDBPyConnection:
         with self._lock:

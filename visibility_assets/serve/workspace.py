@@ -150,9 +150,13 @@ class Workspace:
         return {"view": name, "filters": filters, "platforms": platforms or [], "snapshot": snapshot, **data}
 
     def warm_up(self) -> None:
-        """Each view once with the default filters, so that the first user does not pay for the
-        lake's extensions and file metadata (a few hundred ms). A warehouse not built yet is no
-        error here: the views say so when asked."""
+        """The copy of the marts made, then each view once with the default filters, so that the
+        first user does not pay for the lake's extensions and file metadata (a few hundred ms).
+        A warehouse not built yet is no error here: the views say so when asked."""
+        try:
+            self.reader.marts.copy_now()
+        except duckdb.Error:
+            pass  # the pages read the lake, and try the copy again
         with self.reader.cursor() as conn:
             try:
                 latest, platforms = conn.execute(SCOPE).fetchone()

@@ -253,6 +253,8 @@ def _retire(engine: duckdb.DuckDBPyConnection) -> None:
     try:
         engine.execute("USE memory")
         engine.execute("DETACH " + LAKE)
+        for (schema,) in engine.execute(MEMORY_SCHEMAS).fetchall():  # what readers kept of that lake (serve/mart_cache.py)
+            engine.execute("DROP SCHEMA memory.\"" + schema.replace('"', '""') + "\" CASCADE")
         engine.execute("DROP SECRET IF EXISTS " + S3_SECRET_NAME)
     except duckdb.Error:
         engine.close()
@@ -261,6 +263,10 @@ def _retire(engine: duckdb.DuckDBPyConnection) -> None:
         _SPARE.append(engine)
     else:
         engine.close()
+
+
+MEMORY_SCHEMAS = ("SELECT schema_name FROM duckdb_schemas()"
+                  " WHERE database_name = 'memory' AND schema_name <> 'main' AND NOT internal")
 
 
 def _cursor(engine: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
