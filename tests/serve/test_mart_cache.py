@@ -96,3 +96,17 @@ def test_only_the_latest_copies_are_kept(tmp_path):
     with reader.cursor() as conn:
         copies = conn.execute(mart_cache.COPIES, {"prefix": reader.marts.schema(0)[:-1]}).fetchall()
     assert len(copies) == mart_cache.KEPT_COPIES
+
+
+def test_a_duckdb_reused_for_another_lake_keeps_no_copy_of_the_first(tmp_path):
+    from visibility_assets.warehouse import lake
+
+    first = WorkspaceReader(_lake(tmp_path / "first"), "")
+    first.marts.copy_now()
+    # More lakes than a process keeps engines for: the first's is retired, then reused.
+    for index in range(lake.MAX_ENGINES * 2 + 1):
+        reader = WorkspaceReader(_lake(tmp_path / f"lake{index}"), "")
+        with reader.cursor() as conn:
+            left = conn.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'memory'"
+                                " AND starts_with(schema_name, 'marts_')").fetchall()
+            assert left == [], index
