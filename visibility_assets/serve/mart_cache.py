@@ -23,8 +23,8 @@ import duckdb
 # The marts the pages read, the copies made of them, in the order the pages need them.
 CACHED_MARTS = ("mention_metrics", "visibility_alerts", "brand_claims", "sentiment_agreement",
                 "untracked_brands", "faults_by_class", "fct_collection_quality", "brand_mentions")
-MAX_ROWS = 2_000_000  # ~40 columns of mention_metrics: about 0.5 GB; a mart larger than this stays in the lake
-KEPT_COPIES = 3  # the latest snapshots' copies: a request that began before a newer copy still reads its own
+MAX_ROWS = 2_000_000  # brand_mentions of 90 nightly days: 240k rows; all the copies of 90 days: under 90 MB
+KEPT_COPIES = 2  # this snapshot's and the one before, which a request begun before the new copy still reads
 
 VISIBLE_COPY = ("SELECT count(*) FROM duckdb_schemas() WHERE database_name = 'memory' AND schema_name = $schema")
 COPIED_MARTS = ("SELECT table_name FROM duckdb_tables() WHERE database_name = 'memory' AND schema_name = $schema")
