@@ -212,9 +212,13 @@ class ChatClient:
         payloads: list[dict] = []
 
         async def sent(event: str, _info: dict) -> None:
-            # Logged once the request's bytes are out (httpcore's trace), not when the attempt
+            # Logged as the request's body goes out (httpcore's trace), not when the attempt
             # begins: waiting for a pooled connection or a handshake sends the platform nothing.
-            if event.endswith("send_request_body.complete") and not payloads:
+            # Not at the body's "complete" either: the socket write yields to the event loop
+            # after the bytes are out, and a kill during the other tasks' turn lost an attempt
+            # the platform had received (1 run in 3). From "started" to the body's write nothing
+            # yields, so a kill cannot fall between the log line and the bytes it records.
+            if event.endswith("send_request_body.started") and not payloads:
                 self.on_send(attempt)
 
         while True:
