@@ -3,9 +3,10 @@
 The journal stores attempts and answers in checkpoints, every few seconds: a run killed between
 two of them would lose what it had sent and received since, the ledger would count fewer
 requests than the platform received (and billed), and the next run would pay again for answers
-it had had. So each attempt is appended to this log the moment its request's bytes are out
-(before any answer can come back), and each answer the moment it arrives, one line written
-straight to the file (a killed process loses nothing the kernel has). A run that resumes the
+it had had. So each attempt is appended to this log as its request's body goes out (after
+the connection and its headers, before any answer can come back), and each answer the moment
+it arrives, one line written straight to the file (a killed process loses nothing the kernel
+has). A run that resumes the
 partition stores the logged answers the journal lacks, then closes every other logged attempt
 the journal lacks as `interrupted`.
 

@@ -29,7 +29,8 @@ class SimulatorTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         trace = request.extensions.get("trace")
-        if trace is not None:  # the request's bytes are out, as httpcore reports them
+        if trace is not None:  # the request's body goes out, as httpcore reports it
+            await trace("http11.send_request_body.started", {})
             await trace("http11.send_request_body.complete", {})
         headers = {name.lower(): value for name, value in request.headers.items()}
         reply, platform = route(self.app, request.method, request.url.path, headers, body)
