@@ -15,6 +15,7 @@ from visibility_assets.collect import collector as collector_module
 from visibility_assets.collect.client import RetrySettings
 from visibility_assets.collect.collector import CollectionSettings, collect_partition
 from visibility_assets.collect.errors import ErrorClass, classify_status
+from visibility_assets.collect.in_flight import InFlightLog
 from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.tally import CollectionFailed
@@ -24,9 +25,10 @@ from visibility_assets.core.retry import parse_retry_after
 from visibility_assets.tools.simulator import routes as simulator_routes
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
+from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
 from visibility_assets.warehouse.lake import LakeSettings
 
-from tests.conftest import write_config
+from tests.conftest import in_process, write_config
 
 DAY = "2026-11-02"
 QUICK = CollectionSettings(retry=RetrySettings(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05),
@@ -365,3 +367,32 @@ def test_answers_received_before_a_crash_are_kept_from_the_log_and_never_asked_a
     assert set(stats["received_by_key"]) == {r.request_key for r in planned[5:]}  # none of the five asked again
     assert {o.request.request_key: o.answer.text for o in answered}.items() <= stored.items()
     assert len(stored) == len(planned) and states == {"succeeded": len(planned)}
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize("where", ["loopback", "in process"])
+def test_every_request_the_platform_received_was_logged_in_flight_before_its_answer(tmp_path, monkeypatch, where):
+    """The in-flight log has a line for each attempt whose body went out, written before its
+    answer could arrive: over loopback (httpcore's trace) and through the in-process simulator."""
+    logged: list[tuple[str, str]] = []
+    sent, answered = InFlightLog.sent, InFlightLog.answered
+    monkeypatch.setattr(InFlightLog, "sent", lambda log, attempt: (logged.append(("sent", attempt.request_key)),
+                                                                   sent(log, attempt)))
+    monkeypatch.setattr(InFlightLog, "answered", lambda log, attempt_row, answer_row: (
+        logged.append(("answered", attempt_row[0])), answered(log, attempt_row, answer_row)))
+    behaviour = PlatformBehaviour(latency_s=(0, 0.002)).with_transient_faults(0.2, hangs=False)
+    settings = SimulatorSettings(seed=5, default=behaviour)
+    if where == "loopback":
+        report, _, _, stats = _collect(tmp_path, behaviour, questions=6)
+        received = stats["received"]
+    else:
+        with in_process(settings) as transport:
+            config = load_config(write_config(tmp_path / "config", IN_PROCESS_URL, questions=6))
+            with CollectionJournal(LakeSettings.from_env(tmp_path / "j"), DAY, "deepseek") as journal:
+                report = collect_partition(config, config.platform("deepseek"), DAY, "run-1", journal, QUICK)
+            received = transport.app.stats["deepseek"].received
+    assert report.succeeded == report.planned == 12
+    assert sum(kind == "sent" for kind, _ in logged) == received >= 12
+    for index, (kind, key) in enumerate(logged):
+        if kind == "answered":
+            assert ("sent", key) in logged[:index], key
