@@ -6,9 +6,8 @@ requests than the platform received (and billed), and the next run would pay aga
 it had had. So each attempt is appended to this log as its request's body goes out (after
 the connection and its headers, before any answer can come back), and each answer the moment
 it arrives, one line written straight to the file (a killed process loses nothing the kernel
-has). A run that resumes the
-partition stores the logged answers the journal lacks, then closes every other logged attempt
-the journal lacks as `interrupted`.
+has). A run that resumes the partition stores the logged answers the journal lacks, then
+closes every other logged attempt the journal lacks as `interrupted`.
 
 The log is a local file under the data directory: a partition resumed on another machine
 does not see the attempts a crash interrupted on the first one.

@@ -53,8 +53,9 @@ class MartCache:
     def point(self, conn: duckdb.DuckDBPyConnection, snapshot: int, pointed: int | None) -> int | None:
         """Within the cursor's transaction, reading `snapshot`: its views of the marts pointed at
         the copy of that snapshot when the transaction sees one, or dropped (the lake's marts
-        read); `pointed` is the snapshot they point at now (None: no views; any other id: unknown). Returns the
-        snapshot they point at after. A missing copy is made in the background."""
+        read); `pointed` is the snapshot they point at now (None: no views; any other id:
+        unknown). Returns the snapshot they point at after. A missing copy is made in the
+        background."""
         schema = self.schema(snapshot)
         if conn.execute(VISIBLE_COPY, {"schema": schema}).fetchone()[0]:
             if pointed != snapshot:

@@ -40,7 +40,7 @@ class WorkspaceReader:
         self._past: OrderedDict[int, duckdb.DuckDBPyConnection] = OrderedDict()  # snapshot id -> its engine
         self._lock = threading.Lock()
         self._local = threading.local()
-        self.marts = MartCache(self._present_cursor)
+        self.marts = MartCache(self._new_cursor)
 
     def resolve(self, as_of: str) -> int:
         """The snapshot id an `as_of` names: an id the lake holds, or the last snapshot at or
@@ -66,9 +66,7 @@ class WorkspaceReader:
         cursors = self._local.__dict__.setdefault("cursors", {})
         conn = cursors.get(snapshot)
         if conn is None:
-            conn = self._past_cursor(snapshot) if snapshot is not None else open_reader(self.settings)
-            if self.macros:
-                conn.execute(self.macros)
+            conn = self._new_cursor(snapshot)
             cursors[snapshot] = conn
             if snapshot is None:
                 self._local.pointed = None  # a new cursor's views of the marts point at no copy
@@ -90,8 +88,9 @@ class WorkspaceReader:
                 self._discard_engine(snapshot)
             raise
 
-    def _present_cursor(self) -> duckdb.DuckDBPyConnection:
-        conn = open_reader(self.settings)
+    def _new_cursor(self, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
+        """A cursor of the present (None) or of a past snapshot, with the statistics macros."""
+        conn = self._past_cursor(snapshot) if snapshot is not None else open_reader(self.settings)
         if self.macros:
             conn.execute(self.macros)
         return conn
