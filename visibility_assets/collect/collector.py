@@ -39,7 +39,7 @@ from visibility_assets.collect.journal import CollectionJournal
 from visibility_assets.collect.pacing import AdaptiveRateLimiter
 from visibility_assets.collect.plan import PlannedRequest, TaskRequests, plan_requests, plan_task_requests
 from visibility_assets.collect.tally import CollectionFailed, CollectionTally, check_tally
-from visibility_assets.collect.transport import mounts
+from visibility_assets.collect.transport import mounts, tls_context
 from visibility_assets.config import MissingApiKey, Platform, VisibilityConfig
 from visibility_assets.core.answers import MODERATED, TRUNCATED
 from visibility_assets.core.faults import DOWNSTREAM, RULE, SOURCE, DiskFull
@@ -168,7 +168,7 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
     in_flight = setup.in_flight
     run = _Run(report, journal, settings, log, setup.attempts_before, _CostCap(setup.caps), in_flight)
     started = time.monotonic()
-    async with httpx.AsyncClient(timeout=timeout, limits=limits, mounts=mounts()) as http:
+    async with httpx.AsyncClient(timeout=timeout, limits=limits, mounts=mounts(), verify=tls_context()) as http:
         limiter = AdaptiveRateLimiter(platform.rate_limit_rps, quota_window_s=settings.quota_window_s)
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
@@ -216,6 +216,7 @@ class _Setup:
 def _prepare(config: VisibilityConfig, platform: Platform, date: str, journal: CollectionJournal,
              task: TaskRequests | None, given: GivenPlan | None = None) -> _Setup:
     """Plan the partition, register the plan and resume from the journal."""
+    tls_context()  # built here, off the event loop, once per process
     if given is not None:
         planned = list(given.requests)
     elif task is not None:

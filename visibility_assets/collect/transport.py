@@ -4,6 +4,8 @@ routes each request by its URL's scheme and host to the transport mounted for th
 
 from __future__ import annotations
 
+import functools
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -25,3 +27,11 @@ def mounted(url: str, transport: httpx.AsyncBaseTransport) -> Iterator[None]:
 def mounts() -> dict[str, httpx.AsyncBaseTransport]:
     """The mounts of the collector's HTTP clients; none outside tests and benchmarks."""
     return dict(_MOUNTED)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The certificate checks of every client in this process. httpx builds a context per client
+    by default, loading the CA bundle: 60-90 ms of CPU each, which held up the other platforms
+    sharing the event loop (and their pacing) while a platform started."""
+    return httpx.create_ssl_context()
