@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,9 +30,18 @@ def mounts() -> dict[str, httpx.AsyncBaseTransport]:
     return dict(_MOUNTED)
 
 
-@functools.cache
+_TLS_LOCK = threading.Lock()
+
+
 def tls_context() -> ssl.SSLContext:
     """The certificate checks of every client in this process. httpx builds a context per client
     by default, loading the CA bundle: 60-90 ms of CPU each, which held up the other platforms
-    sharing the event loop (and their pacing) while a platform started."""
+    sharing the event loop (and their pacing) while a platform started. Built once under a lock:
+    the platforms' setups ask for it from threads at the same moment."""
+    with _TLS_LOCK:
+        return _tls_context()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
