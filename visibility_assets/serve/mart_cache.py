@@ -80,7 +80,7 @@ class MartCache:
     def copy_soon(self) -> None:
         """A copy of the lake's latest snapshot, made in a thread of its own (one at a time)."""
         with self._lock:
-            if self._builder is not None and self._builder.is_alive():
+            if self.copying():
                 return
             self._builder = threading.Thread(target=self._copy_quietly, name="mart-cache", daemon=True)
             self._builder.start()
@@ -90,6 +90,10 @@ class MartCache:
         builder = self._builder
         if builder is not None:
             builder.join(timeout)
+
+    def copying(self) -> bool:
+        builder = self._builder
+        return builder is not None and builder.is_alive()
 
     def copy_now(self) -> int | None:
         """The copy of the lake's latest snapshot made (if it was not) in this thread; its snapshot."""

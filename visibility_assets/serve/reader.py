@@ -40,6 +40,7 @@ class WorkspaceReader:
         self._past: OrderedDict[int, duckdb.DuckDBPyConnection] = OrderedDict()  # snapshot id -> its engine
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._generation = 0  # how many fatal errors replaced the DuckDBs; each thread's cursors carry theirs
         self.marts = MartCache(self._new_cursor)
 
     def resolve(self, as_of: str) -> int:
@@ -64,6 +65,11 @@ class WorkspaceReader:
     @contextmanager
     def cursor(self, snapshot: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         cursors = self._local.__dict__.setdefault("cursors", {})
+        if self._local.__dict__.get("generation") != self._generation:  # a fatal error since: its DuckDBs are gone
+            for stale in cursors.values():
+                stale.close()
+            cursors.clear()
+            self._local.generation = self._generation
         conn = cursors.get(snapshot)
         if conn is None:
             conn = self._new_cursor(snapshot)
@@ -72,6 +78,7 @@ class WorkspaceReader:
                 self._local.pointed = None  # a new cursor's views of the marts point at no copy
             while len(cursors) > KEPT_SNAPSHOTS + 1:  # the present and the last few pasts
                 cursors.pop(next(k for k in cursors if k is not None)).close()
+        generation = self._local.generation
         try:
             with one_snapshot(conn):  # a page names the snapshot it read: one for all its queries
                 if snapshot is None:  # the snapshot's copy of the marts, or the lake's
@@ -85,7 +92,7 @@ class WorkspaceReader:
             cursors.pop(snapshot, None)  # a failed statement may leave it unusable: the next request starts afresh
             conn.close()
             if isinstance(exc, duckdb.FatalException):
-                self._discard_engine(snapshot)
+                self._discard_engines(generation)
             raise
 
     def _new_cursor(self, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -112,16 +119,19 @@ class WorkspaceReader:
         cursor.execute("USE lake")
         return cursor
 
-    def _discard_engine(self, snapshot: int | None) -> None:
+    def _discard_engines(self, generation: int) -> None:
         """A fatal error invalidates the DuckDB the cursor belongs to: every later statement on it
-        fails until it is replaced, so the next request opens a new one."""
-        if snapshot is None:
-            discard_engine(self.settings)
-            return
+        fails. The DuckDBs of the present and the past are forgotten (not closed: another thread
+        may be mid-statement on one of them, see lake.discard_engine), and each thread's cursors
+        of them are replaced at its next request, so that one failed request is all a user sees.
+        Only the first thread to fail in a generation does this: the others' cursors are already
+        of the forgotten DuckDBs."""
         with self._lock:
-            engine = self._past.pop(snapshot, None)
-        if engine is not None:
-            engine.close()
+            if generation != self._generation:
+                return
+            self._generation += 1
+            self._past.clear()
+            discard_engine(self.settings)
 
     def snapshot(self, conn: duckdb.DuckDBPyConnection) -> int | None:
         """The lake snapshot this cursor reads."""

@@ -257,12 +257,9 @@ def _retire(engine: duckdb.DuckDBPyConnection) -> None:
             engine.execute("DROP SCHEMA memory.\"" + schema.replace('"', '""') + "\" CASCADE")
         engine.execute("DROP SECRET IF EXISTS " + S3_SECRET_NAME)
     except duckdb.Error:
-        engine.close()
-        return
+        return  # not kept; not closed either, for the reason discard_engine gives
     if len(_SPARE) < MAX_ENGINES:
         _SPARE.append(engine)
-    else:
-        engine.close()
 
 
 MEMORY_SCHEMAS = ("SELECT schema_name FROM duckdb_schemas()"
@@ -276,12 +273,16 @@ def _cursor(engine: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
 
 def discard_engine(settings: LakeSettings) -> None:
-    """Forget the shared DuckDBs of these settings: after a failed statement, start afresh."""
+    """Forget the shared DuckDBs of these settings: after a failed statement, the next connection
+    starts afresh.
+
+    They are not closed: closing a DuckDB closes every cursor of it, under the feet of another
+    thread's statement on one (a reader's copy of the marts, another platform's read), and
+    DuckDB's Python client then frees what that statement is using: the process dies (seen as
+    heap corruption in CreateTable). Each goes when its last cursor is closed."""
     with _ENGINES_LOCK:
-        engines = [_ENGINES.pop((settings, read_only), None) for read_only in (False, True)]
-    for engine in engines:
-        if engine is not None:
-            engine.close()
+        for read_only in (False, True):
+            _ENGINES.pop((settings, read_only), None)
 
 
 def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None,
