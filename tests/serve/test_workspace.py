@@ -3,6 +3,7 @@ every role that may see it, its numbers are mention_metrics' own, and every tabl
 
 import csv
 import io
+import time
 from datetime import date
 
 import pytest
@@ -208,20 +209,47 @@ def test_after_a_fatal_duckdb_error_the_next_request_reads_from_a_new_duckdb(wor
     from visibility_assets.serve.reader import WorkspaceReader
     from visibility_assets.warehouse import lake
 
-    client = workspace.client("vera")
-    for attempt in range(25):  # the process died or hung within 10-20 of these when the old DuckDB was closed
-        reader = WorkspaceReader(workspace.lake, "")
-        with reader.cursor() as conn:  # a new reader: its copy of the marts is being made in a thread
-            invalidated = lake._shared_engine(workspace.lake, read_only=True)  # the process's shared reader
-        with pytest.raises(duckdb.FatalException), reader.cursor() as conn:
-            # As DuckDB raises it after an internal error: that database answers nothing any more.
-            raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
-        assert lake._shared_engine(workspace.lake, read_only=True) is not invalidated  # not handed out again
-        with reader.cursor() as conn:
-            assert conn.execute("SELECT count(*) FROM mention_metrics").fetchone()[0] > 0
-        reader.marts.wait(timeout=60)  # the copy begun on the forgotten DuckDB ends, made or failed
-        assert not reader.marts.copying(), "the copy of the marts hangs"  # it did, when the old DuckDB was closed
-        assert client.get(f"/api/overview?from={FIRST}&to={DAY}").status_code == 200
+    reader = WorkspaceReader(workspace.lake, "")
+    with reader.cursor() as conn:  # a new reader: its copy of the marts is being made in a thread
+        invalidated = lake._shared_engine(workspace.lake, read_only=True)  # the process's shared reader
+    with pytest.raises(duckdb.FatalException), reader.cursor() as conn:
+        # As DuckDB raises it after an internal error: that database answers nothing any more.
+        raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
+    assert lake._shared_engine(workspace.lake, read_only=True) is not invalidated  # not handed out again
+    with reader.cursor() as conn:
+        assert conn.execute("SELECT count(*) FROM mention_metrics").fetchone()[0] > 0
+    reader.marts.wait(timeout=60)  # the copy begun on the forgotten DuckDB ends, made or failed
+    assert not reader.marts.copying(), "the copy of the marts hangs"
+    assert workspace.client("vera").get(f"/api/overview?from={FIRST}&to={DAY}").status_code == 200
+
+
+def test_a_fatal_error_leaves_another_threads_statement_in_flight_to_finish(workspace):
+    import threading
+
+    import duckdb
+
+    from visibility_assets.serve.reader import WorkspaceReader
+    from visibility_assets.warehouse.lake import open_reader
+
+    reader = WorkspaceReader(workspace.lake, "")
+    with reader.cursor():
+        pass
+    in_flight, outcome = open_reader(workspace.lake), []  # a cursor of the same shared DuckDB, as another request's
+
+    def copy_in_memory() -> None:  # as the copy of the marts does: a table made in the DuckDB's memory (~1 s)
+        in_flight.execute("CREATE TABLE memory.main.in_flight AS SELECT i FROM range(300000000) t(i) WHERE i % 7 = 0")
+        outcome.append(in_flight.execute("SELECT count(*) FROM memory.main.in_flight").fetchone()[0])
+
+    other_thread = threading.Thread(target=copy_in_memory, daemon=True)
+    other_thread.start()
+    time.sleep(0.3)
+    with pytest.raises(duckdb.FatalException), reader.cursor():
+        raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
+    other_thread.join(timeout=60)
+    # When the DuckDB was closed here, the statement's connection went under it: it hung, or the
+    # process died of heap corruption.
+    assert outcome == [42857143]
+    in_flight.close()
 
 
 def test_a_fatal_error_in_one_server_thread_replaces_the_cursors_of_the_others(workspace):
