@@ -46,7 +46,7 @@ def pytest_configure(config):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(RAM_DISK)
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """Dagster and system tests, and tests over a built warehouse, are the slow tier with those
     marked slow where they stand: `-m "not slow"` runs the others (no I/O, and loopback HTTP to
     servers in threads of the test process, each well under a second)."""
@@ -54,6 +54,38 @@ def pytest_collection_modifyitems(items):
         if (any(item.get_closest_marker(tier) for tier in SLOW_TIERS)
                 or any(name in BUILT_WAREHOUSES for name in getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
+    items[:] = long_tests_first(items, workers_of(config))
+
+
+def workers_of(config) -> int:
+    """How many pytest-xdist workers share the run, as each worker (which collects) is told."""
+    workerinput = getattr(config, "workerinput", None)
+    return int(workerinput["workercount"]) if workerinput else 1
+
+
+def long_tests_first(items: list, workers: int) -> list:
+    """The tests marked long dealt to the front of each worker's share, a module's together (they
+    share its fixtures: a webserver, a warehouse), the others after them in their order.
+    pytest-xdist's work stealing hands worker i the next len(pending) // (workers - i) tests;
+    when the long ones came where they stand, the last of them started late and one worker
+    waited for it alone (82 s of a 540 s suite, measured)."""
+    if workers == 1:
+        return items
+    modules: dict[str, list] = {}
+    for item in items:
+        if item.get_closest_marker("long"):
+            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    long = list(modules.values())
+    others = [item for item in items if not item.get_closest_marker("long")]
+    ordered, remaining = [], len(items)
+    for worker in range(workers):
+        share_size = remaining // (workers - worker)
+        share = [item for module in long[worker::workers] for item in module]
+        take = max(0, share_size - len(share))
+        ordered += share + others[:take]
+        others = others[take:]
+        remaining -= share_size
+    return ordered + others
 
 
 @pytest.fixture

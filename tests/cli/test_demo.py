@@ -64,6 +64,7 @@ def test_the_installed_wheel_finds_its_sql_models_and_validates(installed, tmp_p
     assert "passed validation" in result.stdout + result.stderr
 
 
+@pytest.mark.long
 def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
     config = write_config(tmp_path / "config", _free_port(), questions=5, rounds=1)
     home, empty = tmp_path / "home", tmp_path / "empty"

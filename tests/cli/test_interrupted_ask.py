@@ -61,6 +61,7 @@ def _stop_midway(simulator, signum: int) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
+@pytest.mark.long
 def test_a_stopped_ask_is_resumed_by_the_next_without_sending_a_saved_answer_again(
         tmp_path, monkeypatch, visibility_home, slow_simulator, signum):
     config = write_config(tmp_path / "config", slow_simulator.port, rate_limit_rps=5, max_concurrency=2)

@@ -201,6 +201,7 @@ def _received_by_worker(home, platform, answered: set[str], logs_seen: set[str])
 
 @pytest.mark.system
 @pytest.mark.parametrize("when", ["sending", "committing"])
+@pytest.mark.long
 def test_every_platform_killed_at_once_resends_only_what_was_in_flight(visibility_home, tmp_path, monkeypatch, when):
     """kill -9 of every platform's worker while all of them send (or once every answer has reached
     its worker and the workers are storing them): the resumed runs send again only requests the simulator had

@@ -33,6 +33,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
+@pytest.mark.long
 def test_a_full_disk_is_said_once_and_the_night_resumes_exactly_once_with_room(tmp_path, small_disk):
     with socket.socket() as free:  # the demo starts its own simulators, on the config's port
         free.bind(("127.0.0.1", 0))

@@ -25,6 +25,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.long
 def test_a_platform_refusing_connections_fails_within_a_minute_naming_host_port_and_refused(tmp_path):
     config = write_config(tmp_path / "config", _free_port(), questions=5, rounds=1)
     platforms = yaml.safe_load((config / "platforms.yaml").read_text(encoding="utf-8"))

@@ -142,6 +142,7 @@ def _celery_worker_by_step(instance: DagsterInstance, run_id: str) -> dict[str, 
     return workers
 
 
+@pytest.mark.long
 def test_nightly_partition_runs_on_two_celery_workers(celery_workers, celery_yaml, shared_instance, simulator):
     started = time.monotonic()
     launched = subprocess.run(

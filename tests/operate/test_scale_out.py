@@ -103,6 +103,7 @@ def _journaled(day: str, platform: str) -> set[str]:
                                            [day, platform]).fetchall()}
 
 
+@pytest.mark.long
 def test_two_machines_collect_at_once_and_one_resumes_what_the_other_was_killed_in(
         tmp_path, database, object_store, monkeypatch):
     endpoint, s3 = object_store

@@ -103,6 +103,7 @@ def _webserver_and_daemon():
                 os.killpg(process.pid, signal.SIGKILL)
 
 
+@pytest.mark.long
 def test_a_partition_launched_through_graphql_materializes_with_its_tags(ui):
     webserver = ui.url
     tags = [{"key": "dagster/partition", "value": "2026-11-09|qwen"},
@@ -152,6 +153,7 @@ def _launch(url: str, day: str, platform: str, run_config: dict | None = None) -
 ASK = {"ops": {"raw_ai_responses": {"config": {"ask": {"questions": ["q001", "q002"], "rounds": 3}}}}}
 
 
+@pytest.mark.long
 def test_the_run_queue_serializes_a_platform_and_runs_platforms_side_by_side(ui):
     """qwen-2 is an ad-hoc request from the launchpad for qwen-1's day: it waits its turn too."""
     webserver = ui.url
@@ -198,6 +200,7 @@ def _wait(condition, timeout_s: float, what: str):
     pytest.fail(f"{what}: not within {timeout_s:.0f} s")
 
 
+@pytest.mark.long
 def test_a_killed_run_worker_fails_its_run_frees_its_platform_and_is_retried(ui):
     """SIGKILL of a run worker the daemon launched: run monitoring marks the run failed, the
     platform's next queued run starts within 2 minutes, and the run retry finishes the partition

@@ -416,6 +416,7 @@ def test_an_admins_ask_is_a_task_that_the_collection_sensor_submits_to_dagster(w
 
 
 @pytest.mark.slow  # a 30-day warehouse built, some 600 requests of the workspace: two minutes, by design
+@pytest.mark.long
 def test_every_figure_of_200_random_filters_is_the_marts_own_in_the_json_the_csv_the_report_the_grid_and_the_alerts(
         month_workspace):
     """One definition of every figure: over a 30-day warehouse, for random brands, periods of 1 to

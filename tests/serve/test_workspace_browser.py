@@ -66,6 +66,7 @@ def _shot(driver, name: str, folder: Path) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_a_viewer_filters_and_is_refused_the_answers_an_analyst_sees_them(served, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as seen

@@ -59,6 +59,7 @@ def test_bench_reanalysis_reanalyses_every_stored_answer():
     assert figures["partitions"] == figures["platforms"] == 2 and figures["metric_rows"] > 0
 
 
+@pytest.mark.long
 def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
     figures = _bench("serve", "--days", "2", "--clients", "3", "--duration", "1", "--samples", "2")
     assert set(figures["endpoints"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
@@ -67,6 +68,7 @@ def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
     assert figures["load"]["errors"] == 0 and figures["load"]["requests"] > 0
 
 
+@pytest.mark.long
 def test_bench_history_times_the_first_and_last_night_the_views_and_the_backfill():
     figures = _bench("history", "--days", "3", "--samples", "2", "--questions", "6", timeout_s=900)
     for key in ("days", "first_night_s", "last_night_s", "night_growth", "serve_p95_ms", "lake_files", "lake_mb",

@@ -19,6 +19,7 @@ DAY = "2026-11-06"
 PASSES = 2  # written, then replaced: the reader must never see a partition torn or doubled
 
 
+@pytest.mark.long
 def test_six_partitions_written_at_once_twice_under_an_open_reader_lose_nothing_and_tear_nothing(
         visibility_home, config_dir, tmp_path):
     config = load_config()
