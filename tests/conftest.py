@@ -71,16 +71,18 @@ def long_tests_first(items: list, workers: int) -> list:
     waited for it alone (82 s of a 540 s suite, measured)."""
     if workers == 1:
         return items
-    modules: dict[str, list] = {}
+    long_by_module: dict[str, list] = {}
+    others = []
     for item in items:
         if item.get_closest_marker("long"):
-            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    long = list(modules.values())
-    others = [item for item in items if not item.get_closest_marker("long")]
+            long_by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
+        else:
+            others.append(item)
+    modules = list(long_by_module.values())
     ordered, remaining = [], len(items)
     for worker in range(workers):
         share_size = remaining // (workers - worker)
-        share = [item for module in long[worker::workers] for item in module]
+        share = [item for module in modules[worker::workers] for item in module]
         take = max(0, share_size - len(share))
         ordered += share + others[:take]
         others = others[take:]
