@@ -211,12 +211,12 @@ def test_after_a_fatal_duckdb_error_the_next_request_reads_from_a_new_duckdb(wor
 
     reader = WorkspaceReader(workspace.lake, "")
     with reader.cursor() as conn:  # a new reader: its copy of the marts is being made in a thread
-        invalidated = lake._shared_engine(workspace.lake, read_only=True)  # the process's shared reader
+        invalidated = lake._ENGINES[(workspace.lake, True)]  # the process's shared reader
     with pytest.raises(duckdb.FatalException), reader.cursor() as conn:
         # As DuckDB raises it after an internal error: that database answers nothing any more.
         raise duckdb.FatalException("database has been invalidated because of a previous fatal error")
-    assert lake._shared_engine(workspace.lake, read_only=True) is not invalidated  # not handed out again
     with reader.cursor() as conn:
+        assert lake._ENGINES[(workspace.lake, True)] is not invalidated  # not handed out again
         assert conn.execute("SELECT count(*) FROM mention_metrics").fetchone()[0] > 0
     reader.marts.wait(timeout=60)  # the copy begun on the forgotten DuckDB ends, made or failed
     assert not reader.marts.copying(), "the copy of the marts hangs"

@@ -27,6 +27,22 @@ def test_each_of_many_lakes_a_process_opens_reads_its_own_tables(tmp_path):
                                                " WHERE table_catalog = 'lake'").fetchall()] == ["mark"]
 
 
+@pytest.mark.slow  # over a second by design
+def test_a_cursor_kept_open_while_the_process_opens_many_lakes_still_reads_its_own(tmp_path):
+    """Its engine is retired while the cursor is open (a workspace's thread keeps one): the engine
+    is forgotten, not handed to the next lake with the first one detached under the cursor."""
+    lakes = [LakeSettings.from_env(tmp_path / f"home-{i}") for i in range(lake.MAX_ENGINES + 2)]
+    _write(lakes[0], 100)
+    kept = open_reader(lakes[0])
+    try:
+        for value, settings in enumerate(lakes[1:], start=1):
+            _write(settings, value)
+        assert (lakes[0], True) not in lake._ENGINES  # retired while the cursor was open
+        assert kept.execute("SELECT v FROM mark").fetchall() == [(100,)]
+    finally:
+        kept.close()
+
+
 def test_a_reader_of_the_present_sees_what_is_committed_after_it_opened(tmp_path):
     settings = LakeSettings.from_env(tmp_path)
     _write(settings, 1)

@@ -19,6 +19,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -202,7 +203,7 @@ def open_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckd
     id or a time) gets a DuckDB of its own attached at that snapshot."""
     if as_of is not None:
         return _open(settings, read_only=True, as_of=as_of)
-    return _cursor(_shared_engine(settings, read_only=True))
+    return _cursor(settings, read_only=True)
 
 
 def open_sealed_reader(settings: LakeSettings, as_of: str | int | None = None) -> duckdb.DuckDBPyConnection:
@@ -226,19 +227,27 @@ def connect(settings: LakeSettings) -> duckdb.DuckDBPyConnection:
 
     Writers share one DuckDB per process and settings (each connection a cursor of it, with
     its own transactions)."""
-    return _cursor(_shared_engine(settings, read_only=False))
+    return _cursor(settings, read_only=False)
 
 
-def _shared_engine(settings: LakeSettings, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _cursor(settings: LakeSettings, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A cursor of the process's shared DuckDB for these settings, with the lake selected.
+
+    The cursor is made and counted under the lock that retires engines, so an engine is never
+    retired between being looked up and being used."""
     with _ENGINES_LOCK:
         engine = _ENGINES.get((settings, read_only))
         if engine is None:
             if not read_only:
                 settings.prepare_local()
             engine = _ENGINES[(settings, read_only)] = _open(settings, read_only, engine=_spare())
+            _CURSORS[id(engine)] = weakref.WeakSet()
             while len(_ENGINES) > MAX_ENGINES:
                 _retire(_ENGINES.pop(next(iter(_ENGINES))))
-    return engine
+        cursor = engine.cursor()
+        _CURSORS[id(engine)].add(cursor)
+    cursor.execute("USE " + LAKE)
+    return cursor
 
 
 def _spare() -> duckdb.DuckDBPyConnection | None:
@@ -249,7 +258,14 @@ def _retire(engine: duckdb.DuckDBPyConnection) -> None:
     """An engine no longer needed: its lake detached, it is kept with its extensions loaded for
     the next lake this process opens (a new DuckDB loads them again in ~0.35 s, most of it
     checking each extension's signature over its 50 MB; a process that opens several lakes, a
-    test suite, pays that each time)."""
+    test suite, pays that each time).
+
+    An engine with a cursor still open somewhere (a workspace's thread, a copy of the marts in
+    its own thread) is only forgotten: detaching its lake would pull the tables from under that
+    cursor's statement (DuckDB dies in the ducklake extension), or hand that cursor the next
+    lake's tables. It goes when its last cursor does."""
+    if _CURSORS.pop(id(engine)):
+        return
     try:
         engine.execute("USE memory")
         engine.execute("DETACH " + LAKE)
@@ -266,12 +282,6 @@ MEMORY_SCHEMAS = ("SELECT schema_name FROM duckdb_schemas()"
                   " WHERE database_name = 'memory' AND schema_name <> 'main' AND NOT internal")
 
 
-def _cursor(engine: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    cursor = engine.cursor()
-    cursor.execute("USE " + LAKE)
-    return cursor
-
-
 def discard_engine(settings: LakeSettings) -> None:
     """Forget the shared DuckDBs of these settings: after a failed statement, the next connection
     starts afresh.
@@ -282,7 +292,9 @@ def discard_engine(settings: LakeSettings) -> None:
     heap corruption in CreateTable). Each goes when its last cursor is closed."""
     with _ENGINES_LOCK:
         for read_only in (False, True):
-            _ENGINES.pop((settings, read_only), None)
+            engine = _ENGINES.pop((settings, read_only), None)
+            if engine is not None:
+                _CURSORS.pop(id(engine), None)
 
 
 def _open(settings: LakeSettings, read_only: bool = False, as_of: str | int | None = None,
@@ -337,6 +349,7 @@ def lost_catalog_creation_race(exc: duckdb.Error) -> bool:
 
 
 _ENGINES: dict[tuple[LakeSettings, bool], duckdb.DuckDBPyConnection] = {}  # (settings, read-only)
+_CURSORS: dict[int, weakref.WeakSet] = {}  # id of each engine in _ENGINES: its cursors not yet collected
 _SPARE: list[duckdb.DuckDBPyConnection] = []  # retired engines, no lake attached
 _ENGINES_LOCK = threading.Lock()
 MAX_ENGINES = 4  # tests switch data directories; a process in production uses two (a writer's, a reader's)
