@@ -29,6 +29,29 @@ RAM_DISK = Path("/dev/shm")
 RAM_DISK_ROOM = 4 << 30  # bytes free it needs to hold the tests' data directories
 
 
+def pytest_sessionstart(session):
+    import_anyio_now()
+
+
+def import_anyio_now() -> None:
+    """Every module of anyio imported here, in the main thread. anyio imports its modules when a
+    name is first used, and pytest rewrites the asserts of a plugin's package (anyio registers
+    one) with ast.parse, so the first use in a server's thread parsed there; Python 3.11 before
+    3.11.8 keeps one AST recursion counter for all threads, and two threads parsing at once
+    failed a workspace test with "AST constructor recursion depth mismatch" (a fresh clone's
+    CI run, where no rewritten module is cached yet)."""
+    import importlib
+    import pkgutil
+
+    import anyio
+
+    for module in pkgutil.walk_packages(anyio.__path__, "anyio."):
+        try:
+            importlib.import_module(module.name)
+        except ImportError:
+            pass  # a backend or a helper for what is not installed (trio, subinterpreters)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path set-up reads the temporary root
 def pytest_configure(config):
     """The tests' temporary directories on the machine's RAM disk where it has room: the data
