@@ -18,15 +18,19 @@ WITH anchors AS (
     UNION
     SELECT CAST(date - 1 AS DATE), platform FROM {{ run_partitions }}
 ),
+window_days AS (  -- each anchor's day and the 7 before it, as rows: an equality join, whose
+    -- range of days DuckDB hands to the scans, so a night opens only those days' files
+    SELECT DISTINCT CAST(a.date - CAST(d.back AS INTEGER) AS DATE) AS date, a.platform
+    FROM anchors AS a, range(0, 8) AS d(back)
+),
 answers AS (
     SELECT r.date, r.platform, r.category = 'canary' AS canary, r.response_model, r.system_fingerprint,
            length(r.answer_text) AS chars,
            s.option_list_kind IS NOT NULL AS lists,
            coalesce(s.invalid_reason = 'refusal', false) AS refused
     FROM {{ ref('stg_responses') }} AS r
+    SEMI JOIN window_days USING (date, platform)
     LEFT JOIN {{ ref('stg_all_samples') }} AS s USING (request_key, date, platform)
-    WHERE EXISTS (SELECT 1 FROM anchors AS p
-                  WHERE p.platform = r.platform AND r.date BETWEEN p.date - INTERVAL 7 DAY AND p.date)
 ),
 pairs AS (
     SELECT p.date AS day, p.platform, a.* EXCLUDE (platform), a.date = p.date AS today

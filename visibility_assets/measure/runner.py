@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol
 
 import duckdb
@@ -25,7 +26,9 @@ from visibility_assets.warehouse.db import (
     existing_tables,
     fill_run_partitions,
     has_tables,
+    partition_by_month,
 )
+from visibility_assets.warehouse.tables import CLEANED_SAMPLES
 
 
 BUILT_ROWS = "built_rows"
@@ -235,6 +238,7 @@ def _create_or_widen(conn: duckdb.DuckDBPyConnection, model: Model, body: str, p
         change = CREATED
     elif _append_new_columns(conn, model, body, params):
         change = WIDENED
+    partition_by_month(conn, model.name)  # an incremental model has a date: its grain starts with it
     schema_cache.learn(conn, fact, "exists " + model.name)
     return change
 
@@ -293,27 +297,36 @@ def failing_counts(conn: duckdb.DuckDBPyConnection, model: Model,
     """failing_rows of every test of the model in one statement that reads its rows once: a
     query on the lake costs ~15 ms before it reads anything, and the models have ~50 tests.
     `recent`, for a view made before: only its rows of the last RECENT_DAYS days (see recent_rows)."""
-    relation = recent_rows(conn, model) if recent else None
-    return _failing_counts_of(conn, model, relation or _tested_rows(conn, model, partitions))
+    relation, params = recent_rows(conn, model) if recent else (None, {})
+    return _failing_counts_of(conn, model, relation or _tested_rows(conn, model, partitions), params)
 
 
-def recent_rows(conn: duckdb.DuckDBPyConnection, model: Model) -> str | None:
-    """A view's rows of its last RECENT_DAYS days (by its `date`, or its `week`), or None when it
-    has neither. A view is only a definition: tested over all its rows when it is made, and after
-    each night over the days that night can have changed, where all history grew the after-night
-    run with every night (the incremental models it reads test each partition as it is built)."""
+def recent_rows(conn: duckdb.DuckDBPyConnection, model: Model) -> tuple[str | None, dict]:
+    """A view's rows of the RECENT_DAYS days up to the newest cleaned sample's (by its `date`,
+    or the weeks that start from then, by its `week`) and the parameter that bounds them; None
+    when it has neither column or nothing was cleaned. A view is only a definition: tested over
+    all its rows when it is made, and after each night over the days that night can have
+    changed, where all history grew the after-night run with every night (the incremental
+    models it reads test each partition as it is built). The bound is a parameter, known when
+    DuckDB plans the statement, so the view's readings of its tables skip the other days' files;
+    the view's own newest day would have had it computed over all history first."""
     columns = {row[0] for row in conn.execute("DESCRIBE SELECT * FROM " + model.name).fetchall()}
     column = next((name for name in ("date", "week") if name in columns), None)
-    if column is None:
-        return None
-    return ("(SELECT * FROM " + model.name + " WHERE " + column + " >= (SELECT max(" + column + ") FROM "
-            + model.name + ") - INTERVAL " + str(RECENT_DAYS) + " DAY)")
+    if column is None or not has_tables(conn, CLEANED_SAMPLES.name):
+        return None, {}
+    newest = conn.execute("SELECT max(date) FROM " + CLEANED_SAMPLES.name).fetchone()[0]
+    if newest is None:
+        return None, {}
+    since = "$recent_since" if column == "date" else "date_trunc('week', $recent_since)"
+    return ("(SELECT * FROM " + model.name + " WHERE " + column + " >= " + since + ")",
+            {"recent_since": newest - timedelta(days=RECENT_DAYS)})
 
 
-def _failing_counts_of(conn: duckdb.DuckDBPyConnection, model: Model, relation: str) -> dict[str, int]:
+def _failing_counts_of(conn: duckdb.DuckDBPyConnection, model: Model, relation: str,
+                       params: dict | None = None) -> dict[str, int]:
     if not model.tests:
         return {}
-    counts, params = [], {}
+    counts, params = [], dict(params or {})
     for index, test in enumerate(model.tests):
         sql, values = _test_query(test, "tested", f"values_{index}")
         counts.append("(" + sql + ")")

@@ -54,7 +54,36 @@ def ensure_table(conn: duckdb.DuckDBPyConnection, table: Table) -> None:
     for field in table.fields:
         if field.name not in present:
             conn.execute("ALTER TABLE " + table.name + " ADD COLUMN " + column_ddl(field))
+    if "date" in table.columns:
+        partition_by_month(conn, table.name)
     schema_cache.learn(conn, fact, "exists " + table.name)
+
+
+# A table with a `date` column keeps each month's rows in files of their own: the nightly merge
+# then never joins a month to the next (it rewrote a table's one file of all history every
+# night), and a night's statements, which read their own days and a baseline of a week, skip
+# the files of every other month by their date statistics (a join to run_partitions prunes them
+# too: DuckDB passes the join's date range to the scan), where one merged file of all history
+# was read whole by every night.
+MONTHLY_PARTITIONS = "(year(date), month(date))"
+
+
+def partition_by_month(conn: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Partition a lake table by the month of its `date` unless it is partitioned already (a
+    table made by an earlier version: its older files stay as they are, the new ones are
+    partitioned). Nothing to do in a plain DuckDB (the tests' and tools' in-memory ones)."""
+    database, kind = conn.execute("SELECT database_name, type FROM duckdb_databases()"
+                                  " WHERE database_name = current_database()").fetchone()
+    if kind != "ducklake":
+        return
+    # DuckLake names its metadata catalog after the lake's alias (ours, not input): no parameter can name a catalog.
+    metadata = "__ducklake_metadata_" + database
+    specs = conn.execute("SELECT count(*) FROM " + metadata + ".ducklake_partition_info AS p JOIN " + metadata
+                         + ".ducklake_table AS t USING (table_id) WHERE t.table_name = $table"
+                         " AND t.end_snapshot IS NULL AND p.end_snapshot IS NULL", {"table": table}).fetchone()[0]
+    if specs:
+        return
+    conn.execute("ALTER TABLE " + table + " SET PARTITIONED BY " + MONTHLY_PARTITIONS)
 
 
 def table_fact(table: Table) -> str:
