@@ -20,6 +20,8 @@ SELECT
     count(*) AS answers,
     count(*) FILTER (WHERE valid) AS valid_answers,
     count(*) FILTER (WHERE mentioned) AS mentioned_answers,
+    count(*) FILTER (WHERE mentioned AND named_unknown) AS named_unknown_answers,
+    count(*) FILTER (WHERE mentioned AND NOT named_unknown) AS known_mentioned_answers,
     count(*) FILTER (WHERE list_rank IS NOT NULL) AS listed_answers,
     avg(list_rank) AS avg_list_rank,
     CAST(sum(list_rank * list_rank) AS BIGINT) AS list_rank_sum_sq,  -- with avg_list_rank, a period's rank variance

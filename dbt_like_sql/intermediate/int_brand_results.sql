@@ -21,9 +21,11 @@ SELECT
     b.recommended,
     b.cites_own_domain,
     b.has_citation,
-    CASE WHEN b.mentioned THEN coalesce(v.judge_sentiment, b.sentiment) END AS sentiment,
-    CASE WHEN NOT b.mentioned THEN NULL WHEN v.judge_sentiment IS NOT NULL THEN 'judge' ELSE 'lexicon' END
-        AS sentiment_source,
+    b.named_unknown,
+    -- A brand named only to say nothing is known of it has no tone, whoever labels it.
+    CASE WHEN b.mentioned AND NOT b.named_unknown THEN coalesce(v.judge_sentiment, b.sentiment) END AS sentiment,
+    CASE WHEN NOT b.mentioned OR b.named_unknown THEN NULL WHEN v.judge_sentiment IS NOT NULL THEN 'judge'
+         ELSE 'lexicon' END AS sentiment_source,
     b.sentiment AS lexicon_sentiment,
     v.judge_sentiment,
     v.judge_role,

@@ -34,6 +34,8 @@ SELECT
     answers,
     valid_answers,
     mentioned_answers,
+    named_unknown_answers,  -- naming it only to say nothing is known of it: counted apart (clean/unknown.py)
+    known_mentioned_answers,
     -- The shares of the metric catalog (metrics.yml), each its numerator over its denominator.
     {{ share_with_interval('mention_rate') }},
     {{ share('share_of_voice') }},
@@ -52,8 +54,8 @@ SELECT
     {{ share_with_interval('positive_rate') }},
     {{ share_with_interval('negative_sentiment_rate') }},
     -- Whose labels the sentiment rates count: the judge's (judge.yaml), the lexicon's, or both.
-    CASE WHEN mentioned_answers = 0 THEN NULL
-         WHEN judge_labelled_answers = mentioned_answers THEN 'judge'
+    CASE WHEN known_mentioned_answers = 0 THEN NULL
+         WHEN judge_labelled_answers = known_mentioned_answers THEN 'judge'
          WHEN judge_labelled_answers = 0 THEN 'lexicon'
          ELSE 'mixed' END AS sentiment_source,
     {{ share('citation_rate') }},

@@ -9,6 +9,7 @@ WITH daily AS (
            count(*) AS answers,
            count(*) FILTER (WHERE valid) AS valid_answers,
            count(*) FILTER (WHERE mentioned) AS mentioned_answers,
+           count(*) FILTER (WHERE mentioned AND NOT named_unknown) AS known_mentioned_answers,
            count(*) FILTER (WHERE list_rank IS NOT NULL) AS listed_answers,
            avg(list_rank) AS avg_list_rank,
            count(*) FILTER (WHERE list_rank = 1) AS top1_answers,

@@ -15,6 +15,7 @@ SELECT
     list_rank,
     recommended,
     sentiment,
+    coalesce(named_unknown, false) AS named_unknown,  -- null in rows cleaned before the analyzer had it
     cites_own_domain,
     has_citation
 FROM {{ ref('sample_brand_results') }}

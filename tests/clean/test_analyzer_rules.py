@@ -42,7 +42,8 @@ def test_every_brand_of_the_category_is_in_the_output():
     output = _run("推荐阿里云。").as_json("x")
     assert set(output["brands"]) == {"阿里云", "AWS", "华为云"}
     assert output["brands"]["AWS"] == {"mentioned": False, "mention_count": 0, "first_mention_order": None,
-                                       "list_rank": None, "recommended": None, "sentiment": None}
+                                       "list_rank": None, "recommended": None, "sentiment": None,
+                                       "named_unknown": False}
 
 
 def test_full_width_and_case_are_folded():

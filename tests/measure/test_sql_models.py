@@ -119,6 +119,19 @@ def test_sentiment_rates_are_over_the_answers_naming_the_brand_with_intervals(me
         assert (row[column], row[column + "_low"], row[column + "_high"]) == (approx(x / n), approx(low), approx(high))
 
 
+def test_a_brand_named_only_to_say_nothing_is_known_counts_as_a_mention_apart_and_not_in_the_sentiment():
+    warehouse = Warehouse()
+    keys = answers(warehouse, [(True, None, False, {"A": (True, None, True, False, "positive")}),
+                               (True, None, False, {"A": (True, None, True, False, "negative")}),
+                               (True, None, False, {"A": (True, None, None, False)})], brands="A")
+    for result in warehouse.pending["sample_brand_results"]:
+        result["named_unknown"] = result["request_key"] == keys[2]  # "我没有找到关于A的可靠信息"
+    (row,) = warehouse.build("mention_metrics", [HERE])
+    assert (row["mentioned_answers"], row["named_unknown_answers"], row["known_mentioned_answers"]) == (3, 1, 2)
+    assert (row["mention_rate"], row["recommend_rate"]) == (approx(1.0), approx(2 / 3))
+    assert (row["positive_rate"], row["negative_sentiment_rate"]) == (approx(1 / 2), approx(1 / 2))
+
+
 def test_each_metric_row_carries_its_lineage(metrics):
     for row in metrics.values():
         assert (row["config_version"], row["analyzer_version"]) == ("cfg1", "1.0.0")
@@ -819,14 +832,16 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "cost DOUBLE, costed_answers BIGINT, currency VARCHAR, run_id VARCHAR"),
     "int_brand_daily": (
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
-        "mentioned_answers BIGINT, listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
+        "mentioned_answers BIGINT, named_unknown_answers BIGINT, known_mentioned_answers BIGINT, "
+        "listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
         "top3_answers BIGINT, recommended_answers BIGINT, negative_answers BIGINT, "
         "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, "
         "cited_answers BIGINT, own_domain_cited_answers BIGINT, weight_sum DOUBLE, weighted_mentions DOUBLE, "
         "weight_sq_sum DOUBLE"),
     "fct_mention_metrics": (
         "date DATE, platform VARCHAR, category VARCHAR, brand VARCHAR, answers BIGINT, valid_answers BIGINT, "
-        "mentioned_answers BIGINT, mention_rate DOUBLE, mention_rate_low DOUBLE, mention_rate_high DOUBLE, "
+        "mentioned_answers BIGINT, named_unknown_answers BIGINT, known_mentioned_answers BIGINT, "
+        "mention_rate DOUBLE, mention_rate_low DOUBLE, mention_rate_high DOUBLE, "
         "share_of_voice DOUBLE, weighted_mention_rate DOUBLE, weighted_mention_rate_low DOUBLE, "
         "weighted_mention_rate_high DOUBLE, weighted_share_of_voice DOUBLE, effective_answers DOUBLE, "
         "avg_list_rank DOUBLE, top1_rate DOUBLE, top3_rate DOUBLE, "

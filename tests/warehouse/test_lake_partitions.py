@@ -39,16 +39,22 @@ def _write_night(settings: LakeSettings, night: date) -> None:
     write_with_retry(settings, work)
 
 
+def _six_nights_merged(tmp_path) -> LakeSettings:
+    """NIGHTS written a commit each, then the nightly maintenance."""
+    settings = LakeSettings.from_env(tmp_path)
+    for night in NIGHTS:
+        _write_night(settings, night)
+    maintain(settings, NIGHTS[-1] + timedelta(days=1))
+    return settings
+
+
 def _files_read(conn, sql: str) -> int:
     plan = conn.execute("EXPLAIN ANALYZE " + sql).fetchall()[0][1]
     return sum(int(line.split(":")[1].strip(" │")) for line in plan.splitlines() if "Total Files Read" in line)
 
 
 def test_a_table_with_a_date_keeps_each_month_in_files_of_its_own_through_the_nightly_merge(tmp_path):
-    settings = LakeSettings.from_env(tmp_path)
-    for night in NIGHTS:
-        _write_night(settings, night)
-    maintain(settings, NIGHTS[-1] + timedelta(days=1))
+    settings = _six_nights_merged(tmp_path)
     with reading(settings) as conn:
         assert _partition_transforms(conn, DAILY.name) == ["year", "month"]
         files = conn.execute("SELECT count(*) FROM __ducklake_metadata_lake.ducklake_data_file AS f"
@@ -59,10 +65,7 @@ def test_a_table_with_a_date_keeps_each_month_in_files_of_its_own_through_the_ni
 
 
 def test_a_statement_on_the_runs_partitions_opens_only_the_files_of_their_month(tmp_path):
-    settings = LakeSettings.from_env(tmp_path)
-    for night in NIGHTS:
-        _write_night(settings, night)
-    maintain(settings, NIGHTS[-1] + timedelta(days=1))
+    settings = _six_nights_merged(tmp_path)
     with reading(settings) as conn:
         fill_run_partitions(conn, [Partition(NIGHTS[-1], "kimi")])
         sql = "SELECT mark FROM daily_marks WHERE " + IN_RUN_PARTITIONS

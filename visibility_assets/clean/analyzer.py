@@ -25,6 +25,7 @@ from visibility_assets.clean.stage_clock import (
 )
 from visibility_assets.clean.structure import Item, Structure, find_structures
 from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
+from visibility_assets.clean.unknown import named_unknown_brands
 from visibility_assets.clean.untracked import UntrackedName, untracked_key, untracked_names
 from visibility_assets.clean.validity import (
     EMPTY,
@@ -47,7 +48,7 @@ from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.4.0"
+ANALYZER_VERSION = "1.5.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -75,6 +76,7 @@ QUALITIES_BEFORE_BRAND = re.compile(
     r"(?:" + QUALITIES + r"\s+(?:of|for)\s+(?:using\s+)?(?:the\s+)?|\bwhy\s+(?:the\s+|choose\s+|pick\s+)?)$")
 LABEL_END = re.compile(r"[\s:：*]*$")
 LONG_ANSWER = 300
+ADVICE_LIST = re.compile(r"^[ \t]*(?:\d{1,2}[.)、]|[-*+•])\s*\S", re.M)  # a line of a list
 
 
 @dataclass(slots=True)
@@ -85,13 +87,14 @@ class BrandResult:
     list_rank: int | None = None
     recommended: bool | None = None
     sentiment: str | None = None  # positive | neutral | negative (clean/sentiment.py); None: not mentioned
+    named_unknown: bool = False  # named only to say nothing is known or found of it (clean/unknown.py)
     sentiment_cues: tuple[str, ...] = ()
     mention_sentiments: tuple = ()  # one Sentiment per accepted hit of the brand, in text order
 
     def as_json(self) -> dict:
         return {"mentioned": self.mentioned, "mention_count": self.mention_count,
                 "first_mention_order": self.first_mention_order, "list_rank": self.list_rank,
-                "recommended": self.recommended, "sentiment": self.sentiment}
+                "recommended": self.recommended, "sentiment": self.sentiment, "named_unknown": self.named_unknown}
 
 
 NOT_MENTIONED = BrandResult().as_json()
@@ -143,6 +146,29 @@ def _judge_sentiment(body: str, accepted: list[AliasHit], mentions: dict[str, li
         result = brands[name]
         result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
         result.mention_sentiments = judged.mentions
+
+
+def _hit_spans(accepted: list[AliasHit]) -> dict[str, list[tuple[int, int]]]:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in accepted:
+        spans.setdefault(hit.brand, []).append((hit.start, hit.end))
+    return spans
+
+
+def _found_nothing_then_advises(body: str, accepted: list[AliasHit]) -> bool:
+    """An answer that says it found nothing on a brand it names and goes on to advise in a list
+    of its own ("I couldn't find information on X. When you evaluate a provider, check: - ..."):
+    it answers, and X is named but not known; a refusal offers nothing."""
+    return bool(ADVICE_LIST.search(body)) and bool(named_unknown_brands(body, _hit_spans(accepted)))
+
+
+def _mark_named_unknown(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult]) -> None:
+    """A brand named only to say nothing is known or found of it: mentioned, but neither
+    recommended nor given a tone (there is no opinion of it to read)."""
+    for name in named_unknown_brands(body, _hit_spans(accepted)):
+        result = brands[name]
+        result.named_unknown, result.recommended = True, None
+        result.sentiment, result.sentiment_cues, result.mention_sentiments = None, (), ()
 
 
 class Analyzer:
@@ -219,6 +245,7 @@ class Analyzer:
             clock.lap(RECOMMENDATION)
         cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
         _judge_sentiment(body, accepted, mentions, brands, advised, cues)
+        _mark_named_unknown(body, accepted, brands)
         if clock:
             clock.lap(SENTIMENT)
 
@@ -243,6 +270,8 @@ class Analyzer:
         if not accepted and len(body) < LONG_ANSWER * 2 and (
                 (len(body) < LONG_ANSWER and ERROR_TEXT.search(body)) or ERROR_MARKS.search(body)):
             return ERROR
+        if accepted and _found_nothing_then_advises(strip_scope(text, scope), accepted):
+            return None  # "I found nothing on X", then advice of its own: X is named but not known
         # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
         if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
             # One that names brands is a refusal when it declines ("I can't help with X's ..."), not

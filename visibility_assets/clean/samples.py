@@ -145,7 +145,7 @@ class SampleCleaner:
             rows.append({**key, "category": answer.category, "brand": name, "valid": analysis.valid,
                          "has_citation": analysis.has_citation, "mentioned": result.mentioned, "mention_count": result.mention_count,
                          "first_mention_order": result.first_mention_order, "list_rank": result.list_rank,
-                         "recommended": result.recommended,
+                         "recommended": result.recommended, "named_unknown": result.named_unknown,
                          "cites_own_domain": result.mentioned and _cites_domain(hosts, self.domains[name]),
                          "sentiment": result.sentiment})
         return rows

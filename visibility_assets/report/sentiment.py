@@ -12,7 +12,7 @@ from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.warehouse.db import has_tables
 
 SOURCES = """
-SELECT coalesce(sum(judge_labelled_answers), 0), coalesce(sum(mentioned_answers), 0)
+SELECT coalesce(sum(judge_labelled_answers), 0), coalesce(sum(known_mentioned_answers), 0)
 FROM mention_metrics WHERE date = $day
 """
 JUDGES = """

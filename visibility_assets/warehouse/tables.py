@@ -167,6 +167,8 @@ SAMPLE_BRAND_RESULTS = Table("sample_brand_results", _SAMPLE_KEY + (
     optional("mention_count", pa.int32()), optional("first_mention_order", pa.int32()), optional("list_rank", pa.int32()),
     optional("recommended", pa.bool_()), optional("cites_own_domain", pa.bool_()),
     optional("sentiment", pa.string()),  # positive | neutral | negative; null when not mentioned
+    # Named only to say nothing is known or found of it (clean/unknown.py): never recommended, no sentiment.
+    optional("named_unknown", pa.bool_()),
 ), primary_key=("request_key", "brand"))
 ENTITY_MATCHES = Table("entity_matches", _SAMPLE_KEY + (
     optional("brand", pa.string()), optional("brand_category", pa.string()), optional("alias", pa.string()),

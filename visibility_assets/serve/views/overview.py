@@ -51,16 +51,18 @@ ORDER BY date, platform
 
 
 # Who labelled the sentiment figures' mentions, per platform: the judge (judge.yaml) or the
-# lexicon, and the judge's agreement with the lexicon in the period's latest week (sentiment_agreement).
+# lexicon, and the judge's agreement with the lexicon in the period's latest week (sentiment_agreement);
+# beside them, the answers that named the brand only to say nothing is known of it, which have no
+# sentiment (clean/unknown.py): the sentiment rates are over the other mentions.
 SENTIMENT_METHOD = """
 WITH mentions AS (
-    SELECT coalesce(platform, 'all') AS platform, sum(mentioned_answers) AS mentioned,
-           sum(judge_labelled_answers) AS judged
+    SELECT coalesce(platform, 'all') AS platform, sum(known_mentioned_answers) AS mentioned,
+           sum(judge_labelled_answers) AS judged, sum(named_unknown_answers) AS named_unknown
     FROM overview_brand_rows
     WHERE date >= $start
     GROUP BY GROUPING SETS ((platform), ())
 )
-SELECT platform, mentioned, judged,
+SELECT platform, mentioned, judged, named_unknown,
        CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 THEN 'lexicon' WHEN judged = mentioned THEN 'judge'
             ELSE 'judge and lexicon' END AS method
 FROM mentions
