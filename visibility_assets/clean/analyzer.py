@@ -155,17 +155,10 @@ def _hit_spans(accepted: list[AliasHit]) -> dict[str, list[tuple[int, int]]]:
     return spans
 
 
-def _found_nothing_then_advises(body: str, accepted: list[AliasHit]) -> bool:
-    """An answer that says it found nothing on a brand it names and goes on to advise in a list
-    of its own ("I couldn't find information on X. When you evaluate a provider, check: - ..."):
-    it answers, and X is named but not known; a refusal offers nothing."""
-    return bool(ADVICE_LIST.search(body)) and bool(named_unknown_brands(body, _hit_spans(accepted)))
-
-
-def _mark_named_unknown(body: str, accepted: list[AliasHit], brands: dict[str, BrandResult]) -> None:
-    """A brand named only to say nothing is known or found of it: mentioned, but neither
-    recommended nor given a tone (there is no opinion of it to read)."""
-    for name in named_unknown_brands(body, _hit_spans(accepted)):
+def _mark_named_unknown(unknown: set[str], brands: dict[str, BrandResult]) -> None:
+    """A brand named only to say nothing is known or found of it (clean/unknown.py): mentioned,
+    but neither recommended nor given a tone (there is no opinion of it to read)."""
+    for name in unknown:
         result = brands[name]
         result.named_unknown, result.recommended = True, None
         result.sentiment, result.sentiment_cues, result.mention_sentiments = None, (), ()
@@ -219,7 +212,9 @@ class Analyzer:
             structure = next(iter(find_structures(body)), None)
         if clock:
             clock.lap(STRUCTURE)
-        reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None)
+        unknown = named_unknown_brands(body, _hit_spans(accepted)) if accepted else set()
+        reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None,
+                                      bool(unknown) and bool(ADVICE_LIST.search(body)))
         if clock:
             clock.lap(VALIDITY)
         if reason:
@@ -245,7 +240,7 @@ class Analyzer:
             clock.lap(RECOMMENDATION)
         cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
         _judge_sentiment(body, accepted, mentions, brands, advised, cues)
-        _mark_named_unknown(body, accepted, brands)
+        _mark_named_unknown(unknown, brands)
         if clock:
             clock.lap(SENTIMENT)
 
@@ -260,7 +255,10 @@ class Analyzer:
     # --- validity ---------------------------------------------------------------------
 
     def _invalid_reason(self, text: str, scope, question: str, hits: list[AliasHit], accepted: list[AliasHit],
-                        offers_brands: bool) -> str | None:
+                        offers_brands: bool, found_nothing_then_advises: bool = False) -> str | None:
+        """`found_nothing_then_advises`: the answer says it found nothing on a brand it names and
+        goes on to advise in a list of its own ("I couldn't find information on X. When you
+        evaluate a provider, check: - ..."): it answers, and X is named but not known."""
         body = THINK.sub(" ", text).strip() if scope.think else text.strip()
         if not body:
             return EMPTY
@@ -270,8 +268,8 @@ class Analyzer:
         if not accepted and len(body) < LONG_ANSWER * 2 and (
                 (len(body) < LONG_ANSWER and ERROR_TEXT.search(body)) or ERROR_MARKS.search(body)):
             return ERROR
-        if accepted and _found_nothing_then_advises(strip_scope(text, scope), accepted):
-            return None  # "I found nothing on X", then advice of its own: X is named but not known
+        if found_nothing_then_advises:
+            return None  # a refusal offers nothing
         # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
         if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
             # One that names brands is a refusal when it declines ("I can't help with X's ..."), not
