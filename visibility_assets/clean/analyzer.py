@@ -25,7 +25,7 @@ from visibility_assets.clean.stage_clock import (
 )
 from visibility_assets.clean.structure import Item, Structure, find_structures
 from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
-from visibility_assets.clean.unknown import named_unknown_brands
+from visibility_assets.clean.unknown import TRIGGERS, named_unknown_brands
 from visibility_assets.clean.untracked import UntrackedName, untracked_key, untracked_names
 from visibility_assets.clean.validity import (
     EMPTY,
@@ -172,9 +172,13 @@ class Analyzer:
         self.max_answer_chars = max_answer_chars
         self.clock = clock
         # The negative cues first: a marker is one of them when its index is below gates_end.
+        # Then the words without which no brand is named but unknown (clean/unknown.py).
         markers = (*NEGATIVE_GATE_CUES, *(word for word in MARKERS if word not in NEGATIVE_GATE_CUES))
+        markers += tuple(word for word in TRIGGERS if word not in markers)
         self.matcher = AliasMatcher(catalog, markers=markers)
         self.gates_end = self.matcher.first_marker + len(NEGATIVE_GATE_CUES)
+        self.unknown_triggers = frozenset(self.matcher.first_marker + index for index, word in enumerate(markers)
+                                          if word in TRIGGERS)
         self.marker_table = marker_table([None] * self.matcher.first_marker + list(markers))
         self.brand_names = {c: tuple(b.name for b in catalog.for_category(c)) for c in catalog.categories}
         # Brands whose names have other meanings the config knows of (they have exclude_contexts),
@@ -212,7 +216,11 @@ class Analyzer:
             structure = next(iter(find_structures(body)), None)
         if clock:
             clock.lap(STRUCTURE)
-        unknown = named_unknown_brands(body, _hit_spans(accepted)) if accepted else set()
+        unknown = set()
+        if accepted:
+            triggers = self.unknown_triggers
+            unknown = named_unknown_brands(body, _hit_spans(accepted),
+                                           [start for index, start, _ in markers if index in triggers])
         reason = self._invalid_reason(text, scope, question, hits, accepted, structure is not None,
                                       bool(unknown) and bool(ADVICE_LIST.search(body)))
         if clock:

@@ -72,23 +72,30 @@ UNKNOWN_STATEMENTS = [re.compile(pattern) for pattern in (
 )]
 # What goes on to say something of it after all ("我没有X最新的价格，但X的产品线……"): not unknown.
 CONTRAST = re.compile(r"但|不过|不過|可是|然而|\bbut\b|\bhowever\b|\bthough\b|\balthough\b")
-# Any of the statements' own words: an answer (and a sentence) without one, most of them, is not
-# read further. Each head is as narrow as its statements ("没有" alone is in most Chinese answers).
-# Searched one by one: as one alternation the search loses its skip by first characters (2x slower).
-CUE_PARTS = tuple(re.compile(part) for part in (
-    FOUND + r"|找不到|查不到|搜不到|检索不到|檢索不到|查无|查無",  # the verb alone: its negations open with common characters
-    UNFAMILIAR, EN_NOT_FOUND,
-    r"听说过|聽說過|听过|聽過|接触过|接觸過|不知道|不清楚|无法确认|無法確認|无法核实|無法核實",
-    r"(?:没有|沒有|暂无|暫無|尚无|尚無|缺乏|缺少)[^。!?;\n]{0,24}?" + INFO,
-    r"not aware|not familiar|never heard|no knowledge|no record|know (?:anything |much )?about",
-    r"(?:no|not any|don't have|do not have|have no|lack)\s+(?:\S+\s+){0,4}?" + EN_INFO,
-    r"something i|a (?:brand|company|product|name) i",
-))
 
-
-def _has_cue(text: str, start: int = 0, end: int | None = None) -> bool:
-    end = len(text) if end is None else end
-    return any(part.search(text, start, end) for part in CUE_PARTS)
+_UNFAMILIAR_WORDS = ("了解", "熟悉", "清楚", "认识", "認識", "确定", "確定")
+# Words of which every statement above holds one: the analyzer's one Aho-Corasick pass over the
+# answer locates them (with the aliases and the sentiment cues), and only a sentence holding one
+# is read with the statements. Most answers hold none and cost nothing more. Wider than the
+# statements ("data", "没有"): a sentence they let through is still read with the statements.
+TRIGGERS = tuple(dict.fromkeys((
+    # FOUND_NOTHING: its verb, or its negated forms
+    "找到", "查到", "检索到", "檢索到", "搜到", "搜索到", "搜尋到", "查询到", "查詢到", "获取到", "獲取到", "获得", "獲得",
+    "找不到", "查不到", "搜不到", "检索不到", "檢索不到", "查无", "查無",
+    # no information: the word that says there is none
+    "没有", "沒有", "暂无", "暫無", "尚无", "尚無", "缺乏", "缺少",
+    # UNFAMILIAR, each form whole
+    *(negation + word for negation in ("不", "不太", "不是很", "不怎么", "不怎麼") for word in _UNFAMILIAR_WORDS),
+    "听说过", "聽說過", "听过", "聽過", "接触过", "接觸過",
+    "不知道", "不清楚", "无法确认", "無法確認", "无法核实", "無法核實",
+    # EN_NOT_FOUND's verbs; the English statements' fixed phrases; EN_INFO's words
+    "find", "locate", "verify", "confirm", "identify", "turn up",
+    "not aware", "not familiar", "don't know", "do not know", "don't have", "do not have",
+    "info", "details", "data", "record", "results", "anything", "much",
+    "something i", "a brand i", "a company i", "a product i", "a name i",
+    "aware of", "familiar with", "never heard of", "have no knowledge of", "no record of",
+    "know about", "know anything about", "know much about",
+)))
 
 
 # A sentence that only frames the brand: a heading or an echo of the question.
@@ -98,19 +105,24 @@ ECHO = re.compile(r"^[\s\W_]*(?:关于|關於|有关|有關|对于|對於|about|
                   r"(?:是什么|是什麼|是谁|是誰|怎么样|怎麼樣|好不好|如何|呢)?[\s\W_]*$")
 
 
-def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]]) -> set[str]:
+def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]], triggers: list[int]) -> set[str]:
     """The brands of `mentions` (each brand's accepted hits, (start, end) in `body`) that the
-    answer names only to say it knows nothing about them or found nothing."""
-    if not mentions or not _has_cue(body):
+    answer names only to say it knows nothing about them or found nothing. triggers: where the
+    body holds one of TRIGGERS, in order (the analyzer's pass finds them)."""
+    if not triggers:
+        return set()
+    candidates = [brand for brand, spans in mentions.items() if _shares_a_sentence(body, spans, triggers)]
+    if not candidates:
         return set()
     ends = [match.start() for match in SENTENCE_END.finditer(body)]
     cued: dict[tuple[int, int], bool] = {}  # each sentence: whether it holds a cue (most do not)
     found = set()
-    for brand, spans in mentions.items():
+    for brand in candidates:
+        spans = mentions[brand]
         stated = False
         for sentence in {_sentence_bounds(body, ends, start) for start, _ in spans}:
             if sentence not in cued:
-                cued[sentence] = _has_cue(body, *sentence)
+                cued[sentence] = _holds(triggers, *sentence)
             if not cued[sentence] and sentence[1] - sentence[0] > ECHO_MAX_CHARS:
                 break  # says no such thing and is too long to be a mere echo of the question
             text = _marked(body, sentence, brand, mentions)
@@ -122,6 +134,25 @@ def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]]) 
             if stated:
                 found.add(brand)
     return found
+
+
+def _shares_a_sentence(body: str, spans: list[tuple[int, int]], triggers: list[int]) -> bool:
+    """Whether a trigger sits in the sentence of one of the spans: no sentence end lies between
+    the span and its nearest trigger on either side. (Cheaper than finding every sentence of an
+    answer, which most answers with a trigger word never need.)"""
+    for start, _ in spans:
+        index = bisect_left(triggers, start)
+        for trigger in triggers[max(index - 1, 0):index + 1]:
+            low, high = min(start, trigger), max(start, trigger)
+            # One past the later one: a "." right before it is an end only when a space follows.
+            if not SENTENCE_END.search(body, low, high + 1):
+                return True
+    return False
+
+
+def _holds(positions: list[int], start: int, end: int) -> bool:
+    index = bisect_left(positions, start)
+    return index < len(positions) and positions[index] < end
 
 
 def _states_unknown(sentence: str) -> bool:
