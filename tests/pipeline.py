@@ -19,7 +19,8 @@ from visibility_assets.collect.defs import COLLECT_RETRY_POLICY, build_raw_ai_re
 from visibility_assets.config import load_config
 from visibility_assets.core.partitions import daily_platform_partitions, partition_key, partition_tags
 from visibility_assets.definitions import build_definitions, build_resources
-from visibility_assets.measure.partition_figures import partition_figures
+from visibility_assets.measure.partition_figures import partition_figures_of
+from visibility_assets.measure.project import load_project
 from visibility_assets.warehouse.lake import lake_settings, reading, write_with_retry
 
 
@@ -36,7 +37,7 @@ def partitions() -> MultiPartitionsDefinition:
 
 
 def raw_asset(retry_policy: RetryPolicy = COLLECT_RETRY_POLICY):
-    return build_raw_ai_responses(partitions(), partition_figures, retry_policy)
+    return build_raw_ai_responses(partitions(), partition_figures_of(load_project()), retry_policy)
 
 
 def materialize_for(names: list[str], day: str, platform: str, instance: DagsterInstance | None = None,

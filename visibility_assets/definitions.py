@@ -20,7 +20,7 @@ from visibility_assets.core.paths import DataDirResource, data_dir
 from visibility_assets.events.defs import collection_task_sensor
 from visibility_assets.judge.defs import build_judge_verdicts
 from visibility_assets.measure.defs import build_sql_assets
-from visibility_assets.measure.partition_figures import partition_figures
+from visibility_assets.measure.partition_figures import partition_figures_of
 from visibility_assets.measure.project import load_project
 from visibility_assets.notify.defs import build_alert_notifications
 from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor
@@ -39,7 +39,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
     return Definitions(
         assets=[
             visibility_config_files,
-            build_raw_ai_responses(partitions, partition_figures, collect_retry_policy),
+            build_raw_ai_responses(partitions, partition_figures_of(project), collect_retry_policy),
             brand_catalog,
             build_cleaned_samples(partitions),
             build_judge_verdicts(partitions, judged=config.judge is not None),

@@ -10,16 +10,23 @@ from datetime import date as Date
 import duckdb
 
 from visibility_assets.core.partitions import Partition
-from visibility_assets.measure.project import load_project
+from visibility_assets.measure.project import Model, SqlProject
 from visibility_assets.warehouse.db import fill_run_partitions
 from visibility_assets.warehouse.tables import TABLES
 
 MODEL = "int_partition_requests"
 
 
-def partition_figures(conn: duckdb.DuckDBPyConnection, date: str, platform: str) -> dict:
+def partition_figures_of(project: SqlProject):
+    """partition_figures with the model of the project the code location loaded: read once, so
+    that a fault in the project's files fails the location at load, not each collection step
+    (whose retry policy would retry it for minutes)."""
+    model = project.models[MODEL]
+    return lambda conn, date, platform: partition_figures(conn, model, date, platform)
+
+
+def partition_figures(conn: duckdb.DuckDBPyConnection, model: Model, date: str, platform: str) -> dict:
     """The model's row for the partition, by column; {} when no collection table holds it."""
-    model = load_project().models[MODEL]
     present = {name for (name,) in conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()"
         " AND table_schema = current_schema()").fetchall()}

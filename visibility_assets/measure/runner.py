@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any, Protocol
 
 import duckdb
@@ -78,6 +78,9 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         create_macros(conn, project)
         fill_run_partitions(conn, partitions)  # once, but around a new model's history
         built = {}
+        # The after-night view tests' bound: read once for all views (a query on the lake is not free).
+        recent_since = recent_tests_since(conn) if any(
+            model.kind == "view" and model.name not in remade for model in models) else None
         for model in models:
             if model.kind == "incremental" and model.name in history:
                 fill_run_partitions(conn, history[model.name])
@@ -88,7 +91,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
                 rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
                 recent = model.kind == "view" and model.name not in remade
-                built[model.name] = rows, failing_counts(conn, model, partitions, recent)
+                built[model.name] = rows, failing_counts(conn, model, partitions, recent_since if recent else None)
         return built
 
     warehouse.write(prepare)
@@ -293,33 +296,37 @@ def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
 
 
 def failing_counts(conn: duckdb.DuckDBPyConnection, model: Model,
-                   partitions: Sequence[Partition] | None = None, recent: bool = False) -> dict[str, int]:
+                   partitions: Sequence[Partition] | None = None, recent_since: date | None = None) -> dict[str, int]:
     """failing_rows of every test of the model in one statement that reads its rows once: a
     query on the lake costs ~15 ms before it reads anything, and the models have ~50 tests.
-    `recent`, for a view made before: only its rows of the last RECENT_DAYS days (see recent_rows)."""
-    relation, params = recent_rows(conn, model) if recent else (None, {})
+    `recent_since`, for a view made before: only its rows from that day on (see recent_rows)."""
+    relation, params = recent_rows(conn, model, recent_since) if recent_since else (None, {})
     return _failing_counts_of(conn, model, relation or _tested_rows(conn, model, partitions), params)
 
 
-def recent_rows(conn: duckdb.DuckDBPyConnection, model: Model) -> tuple[str | None, dict]:
-    """A view's rows of the RECENT_DAYS days up to the newest cleaned sample's (by its `date`,
-    or the weeks that start from then, by its `week`) and the parameter that bounds them; None
-    when it has neither column or nothing was cleaned. A view is only a definition: tested over
-    all its rows when it is made, and after each night over the days that night can have
-    changed, where all history grew the after-night run with every night (the incremental
-    models it reads test each partition as it is built). The bound is a parameter, known when
-    DuckDB plans the statement, so the view's readings of its tables skip the other days' files;
-    the view's own newest day would have had it computed over all history first."""
+def recent_tests_since(conn: duckdb.DuckDBPyConnection) -> date | None:
+    """RECENT_DAYS days before the newest cleaned sample's day: where the after-night view tests
+    start. None when nothing was cleaned."""
+    if not has_tables(conn, CLEANED_SAMPLES.name):
+        return None
+    newest = conn.execute("SELECT max(date) FROM " + CLEANED_SAMPLES.name).fetchone()[0]
+    return newest - timedelta(days=RECENT_DAYS) if newest else None
+
+
+def recent_rows(conn: duckdb.DuckDBPyConnection, model: Model, since: date) -> tuple[str | None, dict]:
+    """A view's rows from `since` on (by its `date`, or the weeks that start from then, by its
+    `week`) and the parameter that bounds them; None when it has neither column. A view is only a
+    definition: tested over all its rows when it is made, and after each night over the days that
+    night can have changed, where all history grew the after-night run with every night (the
+    incremental models it reads test each partition as it is built). The bound is a parameter,
+    known when DuckDB plans the statement, so the view's readings of its tables skip the other
+    days' files; the view's own newest day would have had it computed over all history first."""
     columns = {row[0] for row in conn.execute("DESCRIBE SELECT * FROM " + model.name).fetchall()}
     column = next((name for name in ("date", "week") if name in columns), None)
-    if column is None or not has_tables(conn, CLEANED_SAMPLES.name):
+    if column is None:
         return None, {}
-    newest = conn.execute("SELECT max(date) FROM " + CLEANED_SAMPLES.name).fetchone()[0]
-    if newest is None:
-        return None, {}
-    since = "$recent_since" if column == "date" else "date_trunc('week', $recent_since)"
-    return ("(SELECT * FROM " + model.name + " WHERE " + column + " >= " + since + ")",
-            {"recent_since": newest - timedelta(days=RECENT_DAYS)})
+    bound = "$recent_since" if column == "date" else "date_trunc('week', $recent_since)"
+    return "(SELECT * FROM " + model.name + " WHERE " + column + " >= " + bound + ")", {"recent_since": since}
 
 
 def _failing_counts_of(conn: duckdb.DuckDBPyConnection, model: Model, relation: str,
