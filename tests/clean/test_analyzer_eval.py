@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from visibility_assets.clean.analyzer import Analyzer
+from visibility_assets.clean.analyzer import ANALYZER_VERSION, Analyzer
+from visibility_assets.clean.sentiment_accuracy import ANALYZER_SET_VERSION, SHIPPED_FIGURES
 from visibility_assets.config import load_catalog
 
 EVAL = Path(__file__).parents[1] / "eval"
@@ -39,6 +40,7 @@ def evaluate() -> dict:
     return {
         "answers": len(gold), "brand_entries": entries,
         "mention_precision": tp / (tp + fp), "mention_recall": tp / (tp + fn),
+        "mentioned_exact": (entries - fp - fn) / entries,
         "mention_count_exact": count_ok / entries, "list_rank_exact": rank_ok / entries,
         "first_order_exact": order_ok / entries, "recommended_exact": recommended_ok / entries,
         "validity_accuracy": valid_ok / len(gold),
@@ -63,6 +65,15 @@ def test_analyzer_meets_the_accuracy_thresholds_on_the_labelled_set():
     assert scores["named_unknown_labelled"] >= 30
     assert scores["named_unknown_precision"] >= 0.97, (report, detail)
     assert scores["named_unknown_recall"] >= 0.97, (report, detail)
+
+
+def test_the_shipped_figures_the_workspace_shows_are_this_analyzers():
+    scores = evaluate()
+    assert ANALYZER_SET_VERSION == ANALYZER_VERSION
+    for field, measured in (("mentioned", "mentioned_exact"), ("mention_count", "mention_count_exact"),
+                            ("list_rank", "list_rank_exact"), ("recommended", "recommended_exact")):
+        assert SHIPPED_FIGURES[field].accuracy == round(scores[measured], 3), field
+        assert SHIPPED_FIGURES[field].items == scores["brand_entries"], field
 
 
 if __name__ == "__main__":

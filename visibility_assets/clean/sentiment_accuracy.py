@@ -28,3 +28,33 @@ class MeasuredAccuracy:
 
 LEXICON_HELD_OUT = MeasuredAccuracy(analyzer_version="1.5.0", pairs=317, accuracy=0.621, macro_f1=0.625,
                                     majority_accuracy=0.394)
+
+
+@dataclass(frozen=True)
+class ShippedFigure:
+    """A label's accuracy on a labelled set shipped with the analyzer: what the workspace shows
+    for a field until a deployment's own random reviews of it are enough (review/ledger.py)."""
+
+    field: str
+    source: str  # who sets the label: analyzer | lexicon
+    accuracy: float
+    items: int
+    labelled_set: str
+
+    def sentence(self) -> str:
+        return (f"{self.source}: {self.accuracy:.1%} right on {self.items} {self.labelled_set}"
+                f" (analyzer {ANALYZER_SET_VERSION}; not your answers)")
+
+
+# tests/eval's analysis set, every (answer, brand of its category) entry; tests/clean/test_analyzer_eval.py
+# measures them again and fails when they are stale.
+ANALYZER_SET_VERSION = "1.5.0"
+ANALYSIS_SET = "brand-answer pairs of the shipped labelled set"
+SHIPPED_FIGURES = {figure.field: figure for figure in (
+    ShippedFigure("mentioned", "analyzer", 0.997, 2336, ANALYSIS_SET),
+    ShippedFigure("mention_count", "analyzer", 0.996, 2336, ANALYSIS_SET),
+    ShippedFigure("list_rank", "analyzer", 0.999, 2336, ANALYSIS_SET),
+    ShippedFigure("recommended", "analyzer", 0.997, 2336, ANALYSIS_SET),
+    ShippedFigure("sentiment", "lexicon", LEXICON_HELD_OUT.accuracy, LEXICON_HELD_OUT.pairs,
+                  "held-out hand-labelled brand-answer pairs"),
+)}

@@ -35,10 +35,10 @@ def protected(role: str, api: bool = False) -> Callable:
                 target = request.url.path + (("?" + request.url.query) if request.url.query else "")
                 return RedirectResponse(workspace.url("/login") + "?next=" + quote(target, safe=""), status_code=303)
             request.state.user = user
-            # A script's bearer token is no cookie a browser sends by itself: no CSRF to fear.
-            if request.method not in SAFE_METHODS and request.state.auth != "token":
+            if request.method not in SAFE_METHODS:
                 form = request.state.form = await request.form()  # the handler reads it there
-                if not workspace.guard.csrf_ok(request, str(form.get("csrf", ""))):
+                # A script's bearer token is no cookie a browser sends by itself: no CSRF to fear.
+                if request.state.auth != "token" and not workspace.guard.csrf_ok(request, str(form.get("csrf", ""))):
                     if api:
                         return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
                     return workspace.page(request, "forbidden.html", {

@@ -18,7 +18,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from visibility_assets.config import VisibilityConfig, load_config
 from visibility_assets.measure.project import load_project
-from visibility_assets.serve import admin, login
+from visibility_assets.review.store import ReviewStore
+from visibility_assets.serve import admin, login, reviewing
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.auth import Guard
@@ -75,7 +76,7 @@ def healthz(request: Request) -> Response:
 def routes() -> list:
     pages = [Route(f"/{name}", view_route(name, api=False)) for name in VIEWS]
     apis = [Route(f"/api/{name}", view_route(name, api=True)) for name in VIEWS]
-    return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(),
+    return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(), *reviewing.routes(),
             Route("/healthz", healthz), Mount("/static", StaticFiles(directory=static_dir()), name="static")]
 
 
@@ -109,7 +110,7 @@ def create_app(settings: ServeSettings | None = None, config: VisibilityConfig |
     config = config or load_config()
     accounts = Accounts.under(settings.home)
     workspace = Workspace(config, WorkspaceReader(lake or lake_settings(), load_project().macros), accounts,
-                          Guard(settings, accounts), root_path)
+                          Guard(settings, accounts), ReviewStore.under(settings.home), root_path)
     @asynccontextmanager
     async def lifespan(app):
         await run_in_threadpool(workspace.warm_up)

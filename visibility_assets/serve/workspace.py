@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from visibility_assets.config import VisibilityConfig
+from visibility_assets.review.store import RANDOM, ReviewStore
 from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.answer_html import answer_html
 from visibility_assets.serve.auth import Guard
@@ -28,6 +29,7 @@ from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.metric_catalog import labels, shares
 from visibility_assets.serve.views.overview import overview
 from visibility_assets.serve.views.questions import questions
+from visibility_assets.serve.views.review import accuracy_view, review
 from visibility_assets.serve.views.sources import sources
 
 MAX_OFFSET = 1_000_000
@@ -82,6 +84,15 @@ def _competitors(conn, filters, request, config) -> dict:
     return competitors(conn, filters, query.get("sort"), search, _offset(query), PAGE_ROWS, metric)
 
 
+def _review(conn, filters, request, config) -> dict:
+    workspace = request.app.state.workspace
+    return review(conn, filters, workspace.reviews, request.state.user.name, request.query_params.get("queue", RANDOM))
+
+
+def _accuracy(conn, filters, request, config) -> dict:
+    return accuracy_view(conn, filters, request.app.state.workspace.reviews)
+
+
 VIEWS = {view.name: view for view in (
     View("overview", "Overview", "viewer",
          lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request))),
@@ -92,6 +103,8 @@ VIEWS = {view.name: view for view in (
     View("sources", "Sources", "viewer", lambda conn, f, request, config: sources(conn, f)),
     View("alerts", "Alerts and quality", "viewer",
          lambda conn, f, request, config: alerts(conn, f, _offset(request.query_params), PAGE_ALERTS)),
+    View("review", "Review", "analyst", _review),
+    View("accuracy", "Accuracy", "viewer", _accuracy),
 )}
 
 
@@ -110,8 +123,9 @@ _NO_REQUEST = _NoRequest()
 
 class Workspace:
     def __init__(self, config: VisibilityConfig, reader: WorkspaceReader, accounts: Accounts, guard: Guard,
-                 root_path: str = ""):
+                 reviews: ReviewStore, root_path: str = ""):
         self.config, self.reader, self.accounts, self.guard = config, reader, accounts, guard
+        self.reviews = reviews
         self.root_path = root_path.rstrip("/")
         self.templates = Environment(loader=PackageLoader("visibility_assets.serve", "templates"),
                                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)

@@ -98,8 +98,58 @@ function trendChart() {
   window.addEventListener("resize", () => chart.resize());
 }
 
+// The Review page: every label confirmed or corrected with one key (outside the note and the
+// number fields); a row whose value differs from the machine's is marked as corrected.
+function setUpReview() {
+  const form = document.getElementById("review-form");
+  if (!form) return;
+  const radio = (name, value) => form.querySelector(`input[name="${name}"][value="${value}"]`);
+  const checked = (name) => form.querySelector(`input[name="${name}"]:checked`);
+  const count = document.getElementById("review-count");
+  const rank = document.getElementById("review-rank");
+  const mark = () => {
+    for (const row of form.querySelectorAll("tr[data-field]")) {
+      const field = row.dataset.field;
+      const input = field === "mention_count" ? count : field === "list_rank" ? rank : checked(field);
+      const value = input ? input.value : "";
+      row.classList.toggle("corrected", value !== row.dataset.machine);
+    }
+  };
+  const toggle = (name) => {
+    const current = checked(name);
+    radio(name, current && current.value === "true" ? "false" : "true").checked = true;
+  };
+  const keys = {
+    m: () => toggle("mentioned"),
+    r: () => toggle("recommended"),
+    p: () => { radio("sentiment", "positive").checked = true; },
+    u: () => { radio("sentiment", "neutral").checked = true; },
+    n: () => { radio("sentiment", "negative").checked = true; },
+    "+": () => { count.value = String((parseInt(count.value, 10) || 0) + 1); },
+    "-": () => { count.value = String(Math.max(0, (parseInt(count.value, 10) || 0) - 1)); },
+    "0": () => { rank.value = ""; },
+    s: () => { document.getElementById("review-skip").value = "true"; form.requestSubmit(); },
+    Enter: () => form.requestSubmit(),
+  };
+  for (let digit = 1; digit <= 9; digit += 1) keys[String(digit)] = () => { rank.value = String(digit); };
+  document.getElementById("review-skip-button").addEventListener("click", () => {
+    document.getElementById("review-skip").value = "true";
+  });
+  form.addEventListener("change", mark);
+  form.addEventListener("input", mark);
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("textarea, input[type=number], input[type=text], select");
+    if (typing || event.ctrlKey || event.metaKey || event.altKey || !(event.key in keys)) return;
+    event.preventDefault();
+    keys[event.key]();
+    mark();
+  });
+  mark();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   setUpFilters();
   setUpSorting();
   trendChart();
+  setUpReview();
 });

@@ -89,19 +89,27 @@ def answers(conn: duckdb.DuckDBPyConnection, filters: Filters, question: str | N
     page = conn.execute(PAGE_KEYS + NAMED_CONDITION[named] + PAGE_ORDER,
                         {**scope, "question": question, "limit": limit, "offset": offset}).fetchall()
     total = page[0][-1] if page else 0
-    order = {key: i for i, (key, *_) in enumerate(page)}
-    # Only the page's days and platforms are read for its texts, matches and attempts.
-    span = {"keys": list(order), "first": min((d for _, d, *_ in page), default=filters.start),
-            "last": max((d for _, d, *_ in page), default=filters.start),
-            "platforms": sorted({p for _, _, p, *_ in page})}
-    rows = Grid.of(conn.execute(ANSWERS, {**span, "brand": filters.brand}))
+    listing, items = answer_items(conn, [(key, day, platform) for key, day, platform, *_ in page], filters.brand,
+                                  filters.start)
+    return {"tables": {"answers": listing}, "answers": items, "total": total, "offset": offset, "limit": limit,
+            "api": {"total": total, "offset": offset, "limit": limit, "answers": items}}
+
+
+def answer_items(conn: duckdb.DuckDBPyConnection, keys: list[tuple], brand: str,
+                 default_day) -> tuple[Grid, list[dict]]:
+    """The answers `keys` ((request_key, date, platform), in the order wanted) with the brand's
+    result, their alias matches, citations and HTTP attempts. Only their days and platforms are
+    read for the texts, matches and attempts."""
+    order = {key: i for i, (key, *_) in enumerate(keys)}
+    span = {"keys": list(order), "first": min((d for _, d, _ in keys), default=default_day),
+            "last": max((d for _, d, _ in keys), default=default_day),
+            "platforms": sorted({p for _, _, p in keys})}
+    rows = Grid.of(conn.execute(ANSWERS, {**span, "brand": brand}))
     listing = Grid(rows.columns, tuple(sorted(rows.rows, key=lambda row: order[row["request_key"]])))
     related = {name: _by_key(Grid.of(conn.execute(sql, span)))
                for name, sql in (("matches", MATCHES), ("citations", CITATIONS), ("attempts", ATTEMPTS))}
-    items = [{**row, **{name: found.get(row["request_key"], []) for name, found in related.items()}}
-             for row in listing.rows]
-    return {"tables": {"answers": listing}, "answers": items, "total": total, "offset": offset, "limit": limit,
-            "api": {"total": total, "offset": offset, "limit": limit, "answers": items}}
+    return listing, [{**row, **{name: found.get(row["request_key"], []) for name, found in related.items()}}
+                     for row in listing.rows]
 
 
 def _by_key(grid: Grid) -> dict[str, list[dict]]:
