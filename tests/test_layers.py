@@ -12,7 +12,7 @@ import visibility_assets
 PACKAGE = Path(visibility_assets.__file__).parent
 # Bottom to top. A module at the package root (definitions.py, runs.py, celery_location.py)
 # is the layer "<root>": it assembles the stages and launches their runs.
-LAYERS = ("core", "config", "warehouse", "events", "collect", "clean", "judge", "measure", "review", "notify", "report", "serve", "operate",
+LAYERS = ("core", "config", "warehouse", "review", "events", "collect", "clean", "judge", "measure", "notify", "report", "serve", "operate",
           "<root>", "tools", "cli")
 
 

@@ -23,7 +23,7 @@ from visibility_assets.measure.defs import build_sql_assets
 from visibility_assets.measure.partition_figures import partition_figures_of
 from visibility_assets.measure.project import load_project
 from visibility_assets.notify.defs import build_alert_notifications
-from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor
+from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor, review_sensor
 from visibility_assets.operate.failed_runs import fault_of_failed_run
 from visibility_assets.operate.instance import batch_event_writes
 from visibility_assets.report.defs import build_report_sensor, visibility_report
@@ -51,7 +51,7 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
         jobs=list(JOBS),
         schedules=[build_nightly_schedule(config.platform_names)],
         sensors=[catalog_change_sensor, collection_task_sensor, build_report_sensor(config.platform_names),
-                 fault_of_failed_run],
+                 fault_of_failed_run, review_sensor],
         resources=build_resources(config),
         # In-process execution: the multiprocess default costs ~2 s per step, and a run is one
         # platform's day; parallelism comes from running platforms side by side.

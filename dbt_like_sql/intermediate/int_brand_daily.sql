@@ -32,6 +32,8 @@ SELECT
     count(*) FILTER (WHERE mentioned AND sentiment = 'positive') AS positive_sentiment_answers,
     count(*) FILTER (WHERE mentioned AND sentiment = 'negative') AS negative_sentiment_answers,
     count(*) FILTER (WHERE mentioned AND sentiment_source = 'judge') AS judge_labelled_answers,
+    count(*) FILTER (WHERE mentioned AND sentiment_source = 'review') AS review_labelled_answers,
+    count(*) FILTER (WHERE reviewed) AS reviewed_answers,
     count(*) FILTER (WHERE mentioned AND has_citation) AS cited_answers,
     count(*) FILTER (WHERE mentioned AND cites_own_domain) AS own_domain_cited_answers,
     coalesce(sum(answer_weight), 0) AS weight_sum,

@@ -56,7 +56,8 @@ SELECT
     -- Whose labels the sentiment rates count: the judge's (judge.yaml), the lexicon's, or both.
     CASE WHEN known_mentioned_answers = 0 THEN NULL
          WHEN judge_labelled_answers = known_mentioned_answers THEN 'judge'
-         WHEN judge_labelled_answers = 0 THEN 'lexicon'
+         WHEN review_labelled_answers = known_mentioned_answers THEN 'review'
+         WHEN judge_labelled_answers = 0 AND review_labelled_answers = 0 THEN 'lexicon'
          ELSE 'mixed' END AS sentiment_source,
     {{ share('citation_rate') }},
     {{ share('own_domain_citation_rate') }},
@@ -71,6 +72,8 @@ SELECT
     positive_sentiment_answers,
     negative_sentiment_answers,
     judge_labelled_answers,
+    review_labelled_answers,
+    reviewed_answers,  -- whose labels an analyst reviewed: the figures count the reviewer's labels
     cited_answers,
     own_domain_cited_answers,
     list_rank_sum_sq,

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from visibility_assets.clean.analyzer import ANALYZER_VERSION, Analyzer
-from visibility_assets.clean.sentiment_accuracy import ANALYZER_SET_VERSION, SHIPPED_FIGURES
+from visibility_assets.review.shipped_accuracy import ANALYZER_SET_VERSION, SHIPPED_FIGURES
 from visibility_assets.config import load_catalog
 
 EVAL = Path(__file__).parents[1] / "eval"

@@ -235,7 +235,7 @@ def main() -> None:
 
 def test_the_accuracy_the_report_prints_is_the_one_measured_for_this_analyzer():
     from visibility_assets.clean.analyzer import ANALYZER_VERSION
-    from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+    from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
 
     held_out = halves(load_set())[1]
     scores = evaluate(ProductLabeller(), held_out)

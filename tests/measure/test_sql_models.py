@@ -132,6 +132,24 @@ def test_a_brand_named_only_to_say_nothing_is_known_counts_as_a_mention_apart_an
     assert (row["positive_rate"], row["negative_sentiment_rate"]) == (approx(1 / 2), approx(1 / 2))
 
 
+def test_a_reviewed_label_replaces_the_machines_and_the_figure_says_it_was_reviewed():
+    warehouse = Warehouse()
+    keys = answers(warehouse, [(True, None, False, {"A": (True, None, True, False, "positive")}),
+                               (True, None, False, {"A": (True, None, True, False, "positive")}),
+                               (True, None, False, {})], brands="A")
+    # A reviewer removes the first answer's false mention and finds the second one negative.
+    warehouse.insert("label_reviews", [
+        {"request_key": keys[0], "date": HERE.date, "platform": HERE.platform, "brand": "A", "mentioned": False,
+         "mention_count": 0, "reviewer": "ana", "reviewers": 1},
+        {"request_key": keys[1], "date": HERE.date, "platform": HERE.platform, "brand": "A", "mentioned": True,
+         "mention_count": 1, "recommended": True, "sentiment": "negative", "reviewer": "ana", "reviewers": 1}])
+    (row,) = warehouse.build("mention_metrics", [HERE])
+    assert (row["mentioned_answers"], row["valid_answers"], row["reviewed_answers"]) == (1, 3, 2)
+    assert row["mention_rate"] == approx(1 / 3)  # the false mention left the rate of its day
+    assert (row["negative_sentiment_rate"], row["review_labelled_answers"], row["sentiment_source"]) == \
+        (approx(1.0), 1, "review")
+
+
 def test_each_metric_row_carries_its_lineage(metrics):
     for row in metrics.values():
         assert (row["config_version"], row["analyzer_version"]) == ("cfg1", "1.0.0")
@@ -836,6 +854,7 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "listed_answers BIGINT, avg_list_rank DOUBLE, list_rank_sum_sq BIGINT, top1_answers BIGINT, "
         "top3_answers BIGINT, recommended_answers BIGINT, negative_answers BIGINT, "
         "positive_sentiment_answers BIGINT, negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, "
+        "review_labelled_answers BIGINT, reviewed_answers BIGINT, "
         "cited_answers BIGINT, own_domain_cited_answers BIGINT, weight_sum DOUBLE, weighted_mentions DOUBLE, "
         "weight_sq_sum DOUBLE"),
     "fct_mention_metrics": (
@@ -851,8 +870,8 @@ CONTRACT = {  # each table's columns and types, as the report, the events and us
         "own_domain_citation_rate DOUBLE, "
         "category_mentions BIGINT, listed_answers BIGINT, top1_answers BIGINT, top3_answers BIGINT, "
         "recommended_answers BIGINT, negative_answers BIGINT, positive_sentiment_answers BIGINT, "
-        "negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, cited_answers BIGINT, "
-        "own_domain_cited_answers BIGINT, "
+        "negative_sentiment_answers BIGINT, judge_labelled_answers BIGINT, review_labelled_answers BIGINT, "
+        "reviewed_answers BIGINT, cited_answers BIGINT, own_domain_cited_answers BIGINT, "
         "list_rank_sum_sq BIGINT, weight_sum DOUBLE, weighted_mentions DOUBLE, weight_sq_sum DOUBLE, "
         "config_version VARCHAR, analyzer_version VARCHAR, samples_run_id VARCHAR, "
         "run_id VARCHAR"),
@@ -921,7 +940,7 @@ def test_the_sources_are_declared_once_with_the_asset_writing_each():
     read = {ref for model in shipped_project().models.values() for ref in model.sources}
     assert read == {"raw_ai_responses", "collection_requests", "http_attempts", "collection_runs", "collection_tasks",
                     "analyzer_replays", "cleaned_samples", "sample_brand_results", "sample_citations",
-                    "judge_verdicts", "entity_matches", "sample_untracked_names", "fault_events"}
+                    "judge_verdicts", "entity_matches", "sample_untracked_names", "fault_events", "label_reviews"}
     assert all(source.description for source in sources.values())
 
 
@@ -931,11 +950,11 @@ BROKEN = {  # a project with these files written: the error, after the file's na
                                  "SELECT * FROM {{ ref('raw_ai_responses') }}\n"},
                                 r"fct_raw.sql: ref\('raw_ai_responses'\) reads a source table; only staging"),
     "a source no table": ({"staging/sources.yml": SOURCES_YML + "  - {name: raw_answers, asset: raw_ai_responses}\n"},
-                          r"sources.yml: sources\[17\]: 'raw_answers' is not a table of"),
+                          r"sources.yml: sources\[18\]: 'raw_answers' is not a table of"),
     "a source without asset": ({"staging/sources.yml": "sources:\n  - {name: cleaned_samples}\n"},
                                r"sources.yml: sources\[0\]: expected 'name', 'asset'"),
     "a source twice": ({"staging/sources.yml": SOURCES_YML + "  - {name: http_attempts, asset: null}\n"},
-                       r"sources.yml: sources\[17\]: source 'http_attempts' is listed twice"),
+                       r"sources.yml: sources\[18\]: source 'http_attempts' is listed twice"),
     "an empty description": ({"marts/mention_metrics.yml": "columns: {answers: ''}\n"},
                              "mention_metrics.yml: 'columns' must map each output column to a one-line description"),
     "a list of columns": ({"marts/mention_metrics.yml": "columns: [answers]\n"},

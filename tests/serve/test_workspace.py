@@ -323,7 +323,7 @@ def test_the_workspace_reads_a_lake_with_a_postgresql_catalog(tmp_path, monkeypa
 
 
 def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_worth(workspace):
-    from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+    from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
 
     client = workspace.client("vera")
     query = f"brand=腾讯云&from={FIRST}&to={DAY}"

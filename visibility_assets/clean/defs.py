@@ -1,6 +1,7 @@
 """Clean: brand_catalog and cleaned_samples, the analysis of raw answers, re-runnable at any time."""
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from datetime import UTC, datetime
 
 from dagster import (
@@ -22,9 +23,11 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.config.schema import MAX_ANSWER_CHARS
 from visibility_assets.core.faults import RULE
 from visibility_assets.core.partitions import Partition, run_partitions
+from visibility_assets.core.paths import DataDirResource
+from visibility_assets.review.store import ReviewStore
 from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, ensure_table, fill_run_partitions, has_tables
 from visibility_assets.warehouse.resource import WarehouseResource
-from visibility_assets.warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS
+from visibility_assets.warehouse.tables import BRAND_CATALOG, BRAND_CATALOG_VERSIONS, LABEL_REVIEWS
 
 QUARANTINE_SHARE_LIMIT = 0.05  # a partition fails when more of its samples cannot be analysed
 
@@ -87,11 +90,13 @@ def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
         context: AssetExecutionContext,
         visibility_config: VisibilityConfigResource,
         warehouse: WarehouseResource,
+        data_dir: DataDirResource,
     ) -> MaterializeResult:
         partitions = run_partitions(context.partition_keys)
         config = visibility_config.load()
         return clean_partitions(partitions, config.catalog, warehouse, context.run_id, config.domains,
-                                visibility_config.max_answer_chars, config.question_weights)
+                                visibility_config.max_answer_chars, config.question_weights,
+                                ReviewStore.under(Path(data_dir.path)))
 
     return cleaned_samples
 
@@ -99,12 +104,16 @@ def build_cleaned_samples(partitions_def: MultiPartitionsDefinition):
 def clean_partitions(partitions: list[Partition], catalog, warehouse: WarehouseResource,
                      run_id: str, domains: Sequence[DomainClass] = (),
                      max_answer_chars: int = MAX_ANSWER_CHARS,
-                     weights: Mapping[str, float] | None = None) -> MaterializeResult:
-    """Analyse every raw answer of the partitions again and replace their cleaned rows.
+                     weights: Mapping[str, float] | None = None,
+                     reviews: ReviewStore | None = None) -> MaterializeResult:
+    """Analyse every raw answer of the partitions again and replace their cleaned rows, with the
+    analysts' reviews of them (label_reviews, from `reviews`: none without a store).
     weights: each question's weight (config.question_weights), recorded with its answers."""
     answers = _read_answers(warehouse, partitions)
     batch = SampleCleaner(catalog, run_id, domains, max_answer_chars, weights).clean(answers)
-    snapshot = warehouse.replace_partitions(batch.tables(), partitions)
+    reviewed = reviews.effective(partitions) if reviews is not None else []
+    snapshot = warehouse.replace_partitions({**batch.tables(), LABEL_REVIEWS.name: LABEL_REVIEWS.from_dicts(reviewed)},
+                                            partitions)
 
     valid = sum(1 for s in batch.samples if s["valid"])
     reasons: dict[str, int] = {}
@@ -120,6 +129,7 @@ def clean_partitions(partitions: list[Partition], catalog, warehouse: WarehouseR
         "analysis_capped": sum(1 for s in batch.samples if s["analysis_capped"]),
         "alias_hits": len(batch.matches),
         "accepted_mentions": sum(1 for m in batch.matches if m["accepted"]),
+        "reviewed_labels": len(reviewed),
         "analyzer_version": ANALYZER_VERSION,
         "config_version": catalog.version,
         "lake_snapshot_id": snapshot,

@@ -1,12 +1,13 @@
 """Automation: every job of the pipeline (each defined once, named in core/jobs.py), the
-nightly and weekly schedules, and the sensor that re-analyses history after an alias change
-(which never asks a platform again). Sensors that belong to a stage live with it
+nightly and weekly schedules, the sensor that re-analyses history after an alias change
+(which never asks a platform again) and the one that rebuilds a partition an analyst reviewed. Sensors that belong to a stage live with it
 (events/defs.py, report/defs.py) and name the jobs they launch."""
 
 import hashlib
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from datetime import UTC, date, datetime, timedelta
 
 import duckdb
@@ -27,9 +28,11 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.days import TIMEZONE, yesterday
 from visibility_assets.core.jobs import CATALOG_JOB, MAINTENANCE_JOB, NIGHTLY_JOB, REANALYSIS_JOB, REPORT_JOB
 from visibility_assets.core.partitions import partition_key, partition_tags
+from visibility_assets.core.paths import DataDirResource
 from visibility_assets.events.model import Event, stable_id
 from visibility_assets.events.service import record_events
 from visibility_assets.measure.defs import MODEL_KIND_TAG
+from visibility_assets.review.store import ReviewStore
 from visibility_assets.warehouse.resource import WarehouseResource
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
@@ -180,3 +183,22 @@ def record_analyzer_change(warehouse: WarehouseResource, config, previous: str, 
                   reason=f"analyzer {previous} -> {ANALYZER_VERSION}: {since} .. {until} re-analysed on every platform"
                   " (`visibility replay` shows what changes)", created_at=now, collects=False)
     record_events(warehouse, config, [event], now)
+
+
+@sensor(
+    jobs=[reanalysis_job],
+    minimum_interval_seconds=30,
+    description="When an analyst reviews labels in the workspace (its Review view), the reviewed partitions"
+    " cleaned and measured again from the stored answers, so that the metrics count the reviewer's labels;"
+    " never asks a platform.",
+)
+def review_sensor(context: SensorEvaluationContext, data_dir: DataDirResource):
+    seen = float(context.cursor or 0)
+    newest, partitions = ReviewStore.under(Path(data_dir.path)).changed_since(seen)
+    if not partitions:
+        return SensorResult(cursor=str(newest), skip_reason=f"no review since {datetime.fromtimestamp(seen, UTC):%F %T}")
+    return SensorResult(cursor=str(newest), run_requests=[
+        RunRequest(run_key=f"review-{newest}-{day}-{platform}", job_name=reanalysis_job.name,
+                   partition_key=str(partition_key(day, platform)),
+                   tags={**partition_tags(day, platform), "visibility/reviews": "rebuild"})
+        for day, platform in partitions])

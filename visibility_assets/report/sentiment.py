@@ -7,7 +7,7 @@ from datetime import date as Date
 
 import duckdb
 
-from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
 from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.warehouse.db import has_tables
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
-from visibility_assets.clean.sentiment_accuracy import SHIPPED_FIGURES
+from visibility_assets.review.shipped_accuracy import SHIPPED_FIGURES
 from visibility_assets.review.store import CONFIRMED, FIELDS, RANDOM, Review
 
 MIN_REVIEWS = 30

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 RANDOM, DOUBTFUL = "random", "doubtful"
@@ -178,6 +179,42 @@ class ReviewStore:
             conn.execute("COMMIT")
         return Review(review_id, machine.request_key, machine.brand, machine.date, machine.platform, queue,
                       reviewer, now, machine.language, values is None, note, labels)
+
+    def effective(self, partitions) -> list[dict]:
+        """Per answer and brand reviewed in the partitions ((date, platform) pairs), the latest
+        review that judged it (skips apart), as label_reviews' rows: its values replace the
+        machine's in the metrics."""
+        if not self.path.exists():
+            return []
+        wanted = {(str(day), platform) for day, platform in partitions}
+        latest: dict[tuple[str, str], dict] = {}
+        with self._db() as conn:
+            rows = conn.execute("SELECT r.review_id, r.request_key, r.brand, r.date, r.platform, r.reviewer, r.queue,"
+                                " r.reviewed_at, l.field, l.value FROM reviews AS r JOIN review_labels AS l"
+                                " USING (review_id) WHERE NOT r.skipped ORDER BY r.reviewed_at, r.review_id").fetchall()
+        reviewers: dict[tuple[str, str], set[str]] = {}
+        for review_id, key, brand, day, platform, reviewer, queue, at, field, value in rows:
+            if (day, platform) not in wanted:
+                continue
+            item = (key, brand)
+            reviewers.setdefault(item, set()).add(reviewer)
+            row = latest.get(item)
+            if row is None or row["review_id"] != review_id:
+                row = latest[item] = {"request_key": key, "date": date.fromisoformat(day), "platform": platform,
+                                      "brand": brand, "review_id": review_id, "reviewer": reviewer, "queue": queue,
+                                      "reviewed_at": datetime.fromtimestamp(at, UTC)}
+            row[field] = json.loads(value)
+        return [{**row, "reviewers": len(reviewers[item])} for item, row in latest.items()]
+
+    def changed_since(self, since: float) -> tuple[float, list[tuple[str, str]]]:
+        """The newest review's time, and the (date, platform) partitions reviewed after `since`."""
+        if not self.path.exists():
+            return since, []
+        with self._db() as conn:
+            newest = conn.execute("SELECT max(reviewed_at) FROM reviews").fetchone()[0] or since
+            found = conn.execute("SELECT DISTINCT date, platform FROM reviews WHERE reviewed_at > ? AND NOT skipped"
+                                 " ORDER BY date, platform", (since,)).fetchall()
+        return max(newest, since), [(day, platform) for day, platform in found]
 
     def reviews(self, brand: str | None = None) -> list[Review]:
         """Every review (of the brand), oldest first."""

@@ -200,7 +200,17 @@ SAMPLE_UNTRACKED_NAMES = Table("sample_untracked_names", _SAMPLE_KEY + (
     optional("list_rank", pa.int32()),
 ), primary_key=("request_key", "name_key"))
 
-CLEANED_TABLES = (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS, ENTITY_MATCHES, SAMPLE_STATE_HISTORY, SAMPLE_QUARANTINE,
+# Each answer and brand an analyst reviewed (review/store.py): the latest review's values, which
+# replace the machine's in the metrics (int_brand_results). Copied from the workspace's review
+# store whenever the partition is cleaned, so that reviews outlive every re-analysis.
+LABEL_REVIEWS = Table("label_reviews", _SAMPLE_KEY + (
+    required("brand", pa.string()), optional("mentioned", pa.bool_()), optional("mention_count", pa.int32()),
+    optional("list_rank", pa.int32()), optional("recommended", pa.bool_()), optional("sentiment", pa.string()),
+    optional("review_id", pa.string()), optional("reviewer", pa.string()), optional("queue", pa.string()),
+    optional("reviewed_at", TIMESTAMP), optional("reviewers", pa.int32()),
+), primary_key=("request_key", "brand"))
+
+CLEANED_TABLES = (CLEANED_SAMPLES, SAMPLE_BRAND_RESULTS, ENTITY_MATCHES, SAMPLE_STATE_HISTORY, SAMPLE_QUARANTINE, LABEL_REVIEWS,
                   SAMPLE_CITATIONS, SAMPLE_UNTRACKED_NAMES)
 
 # --- the judge (judge/): a model's labels per answer and brand, one partition per (date, platform) --

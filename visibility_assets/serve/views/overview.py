@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
-from visibility_assets.clean.sentiment_accuracy import LEXICON_HELD_OUT
+from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
 from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
 from visibility_assets.measure.metric_catalog import metric_catalog
