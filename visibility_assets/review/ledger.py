@@ -6,8 +6,9 @@ agree.
 Only the random queue's reviews count, each item once (its first reviewer's verdict), skips
 apart: the doubtful queue's items were chosen for being doubtful and would bias it. A field
 other than `mentioned` is judged only where the machine said the brand is named (the count,
-rank, recommendation and tone of a brand not named are no labels of their own). Until a field
-has MIN_REVIEWS of them, the figure shown is the shipped labelled set's, labelled as such.
+rank, recommendation and tone of a brand not named are no labels of their own), and only where
+the reviewer agrees it is. Until a field has MIN_REVIEWS of them, the figure shown is the
+shipped labelled set's, labelled as such.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def ledger_items(reviews: list[Review]) -> pd.DataFrame:
             first.setdefault((review.request_key, review.brand), review)
     rows = []
     for review in first.values():
-        named = review.labels["mentioned"][0]
+        # Both say it is named: a mention the machine made up or missed is the mention label's error
+        # alone, not also its count's, rank's, recommendation's and tone's.
+        named = review.labels["mentioned"][0] and review.labels["mentioned"][3]
         for field in FIELDS:
             machine, source, verdict, _ = review.labels[field]
             if field == "mentioned" or named:
@@ -101,16 +104,21 @@ def _headline(field: str, source: str, measured: dict | None) -> dict:
     shipped = SHIPPED_FIGURES[field]
     entry = {"field": field, "title": FIELD_TITLES[field], "source": source, "reviewed": reviewed,
              "confirmed": measured["confirmed"] if measured else 0}
+    # `sentence` says it all (the accuracy page, the API); `short` fits beside a figure.
     if reviewed >= MIN_REVIEWS:
+        sentence = (f"{source}: {measured['accuracy']:.0%} right ({measured['low']:.0%}–{measured['high']:.0%})"
+                    f" on {reviewed} of your {ITEM_WORDS[field]}")
         return {**entry, "basis": "reviews", "accuracy": measured["accuracy"], "low": measured["low"],
-                "high": measured["high"], "sentence": f"{source}: {measured['accuracy']:.0%} right"
-                f" ({measured['low']:.0%}–{measured['high']:.0%}) on {reviewed} of your {ITEM_WORDS[field]}"}
+                "high": measured["high"], "sentence": sentence, "short": sentence}
     waiting = f"{reviewed} of the {MIN_REVIEWS} random reviews it needs so far"
     if shipped.source == source:
         return {**entry, "basis": "shipped", "accuracy": shipped.accuracy, "low": None, "high": None,
-                "sentence": f"{shipped.sentence()}; {waiting}"}
+                "sentence": f"{shipped.sentence()}; {waiting}",
+                "short": f"{source}: {shipped.accuracy:.1%} right on the shipped labelled set, not yet on yours"
+                         f" ({reviewed}/{MIN_REVIEWS} reviews)"}
     return {**entry, "basis": "none", "accuracy": None, "low": None, "high": None,
-            "sentence": f"{source}: not measured on your answers yet ({waiting})"}
+            "sentence": f"{source}: not measured on your answers yet ({waiting})",
+            "short": f"{source}: not measured yet ({reviewed}/{MIN_REVIEWS} reviews)"}
 
 
 def _figure(row: dict) -> dict:

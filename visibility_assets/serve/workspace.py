@@ -93,9 +93,16 @@ def _accuracy(conn, filters, request, config) -> dict:
     return accuracy_view(conn, filters, request.app.state.workspace.reviews)
 
 
+def _ledger(conn, filters, request) -> dict | None:
+    """The brand's accuracy ledger; None when warming up (no request, no reviews to read)."""
+    app = getattr(request, "app", None)
+    return None if app is None else accuracy_view(conn, filters, app.state.workspace.reviews)["ledger"]
+
+
 VIEWS = {view.name: view for view in (
     View("overview", "Overview", "viewer",
-         lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request))),
+         lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request),
+                                                   accuracy=_ledger(conn, f, request))),
     View("competitors", "Competitors", "viewer", _competitors),
     View("questions", "Questions", "viewer",
          lambda conn, f, request, config: questions(conn, f, {q.id: q.text for q in config.questions})),

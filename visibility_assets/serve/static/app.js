@@ -137,6 +137,7 @@ function setUpReview() {
   });
   form.addEventListener("change", mark);
   form.addEventListener("input", mark);
+  form.dataset.keys = "ready"; // the keys below work from now on (a test waits for it)
   document.addEventListener("keydown", (event) => {
     const typing = event.target.closest && event.target.closest("textarea, input[type=number], input[type=text], select");
     if (typing || event.ctrlKey || event.metaKey || event.altKey || !(event.key in keys)) return;

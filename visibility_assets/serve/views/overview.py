@@ -57,14 +57,18 @@ ORDER BY date, platform
 SENTIMENT_METHOD = """
 WITH mentions AS (
     SELECT coalesce(platform, 'all') AS platform, sum(known_mentioned_answers) AS mentioned,
-           sum(judge_labelled_answers) AS judged, sum(named_unknown_answers) AS named_unknown
+           sum(judge_labelled_answers) AS judged, sum(named_unknown_answers) AS named_unknown,
+           sum(review_labelled_answers) AS reviewed_sentiment, sum(reviewed_answers) AS reviewed
     FROM overview_brand_rows
     WHERE date >= $start
     GROUP BY GROUPING SETS ((platform), ())
 )
-SELECT platform, mentioned, judged, named_unknown,
-       CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 THEN 'lexicon' WHEN judged = mentioned THEN 'judge'
-            ELSE 'judge and lexicon' END AS method
+SELECT platform, mentioned, judged, named_unknown, reviewed_sentiment, reviewed,
+       CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 AND reviewed_sentiment = 0 THEN 'lexicon'
+            WHEN judged = mentioned THEN 'judge' WHEN reviewed_sentiment = mentioned THEN 'review'
+            WHEN reviewed_sentiment = 0 THEN 'judge and lexicon'
+            ELSE concat_ws(', ', 'reviewers', CASE WHEN judged > 0 THEN 'judge' END,
+                           CASE WHEN judged + reviewed_sentiment < mentioned THEN 'lexicon' END) END AS method
 FROM mentions
 ORDER BY platform = 'all' DESC, platform
 """
@@ -129,7 +133,16 @@ def also_offered(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     return Grid(DISCOVERY_COLUMNS, tuple(rows))
 
 
-def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False) -> dict:
+# The label each metric's figures stand on, whose measured accuracy (review/ledger.py) qualifies them.
+METRIC_FIELDS = {"mention_rate": "mentioned", "share_of_voice": "mentioned", "weighted_mention_rate": "mentioned",
+                 "weighted_share_of_voice": "mentioned", "avg_list_rank": "list_rank", "top1_rate": "list_rank",
+                 "top3_rate": "list_rank", "recommend_rate": "recommended", "negative_rate": "recommended",
+                 "positive_rate": "sentiment", "negative_sentiment_rate": "sentiment"}
+
+
+def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False,
+             accuracy: dict | None = None) -> dict:
+    """`accuracy`: the brand's accuracy ledger (review/ledger.py), shown beside the figures it qualifies."""
     conn.execute(BRAND_ROWS, filters.params("brand", "category", "previous_start", "end", "platforms"))
     figures = Grid.of(period_figures(conn, filters.brand, filters.category, filters.start, filters.end,
                                      filters.platforms, source=BRAND_ROWS_TABLE))
@@ -139,9 +152,16 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = F
     for row in figures.rows:
         by_metric[row["metric"]][row["platform"]] = row
     columns = ["all"] + sorted({row["platform"] for row in figures.rows} - {"all"})
+    method = sentiment_method(conn, filters)
+    ledger = {}
+    for entry in (accuracy or {}).get("fields", ()):
+        ledger.setdefault(entry["field"], []).append(entry)
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
-                       "sentiment_method": sentiment_method(conn, filters), "claims": claims(conn, filters, quotes),
+                       "sentiment_method": method, "claims": claims(conn, filters, quotes),
                        "also_recommended": also_offered(conn, filters)},
             "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence(),
-            "quotes": quotes}
+            "quotes": quotes, "reviewed": {row["platform"]: row["reviewed"] or 0 for row in method.rows},
+            "accuracy": {metric: ledger.get(field, []) for metric, field in METRIC_FIELDS.items()},
+            "api": {"accuracy": {metric: [entry["sentence"] for entry in ledger.get(field, [])]
+                                 for metric, field in METRIC_FIELDS.items()}}}
 
