@@ -23,7 +23,7 @@ from visibility_assets.tools.bench import LAST_DAY
 from visibility_assets.tools.bench.replay import TopRanksAnalyzer as BenchTopRanksAnalyzer
 from visibility_assets.tools.bench.replay import seed_cleaned_answers
 from visibility_assets.warehouse.db import ensure_table
-from visibility_assets.warehouse.tables import COLLECTION_TABLES, RAW_AI_RESPONSES
+from visibility_assets.warehouse.tables import COLLECTION_TABLES, LABEL_REVIEWS, RAW_AI_RESPONSES
 
 from tests.conftest import write_config
 
@@ -126,6 +126,29 @@ def test_changed_rank_rule_changes_list_rank_only_with_examples(warehouse):
             assert example.platform == platform.platform and example.brand
             assert example.excerpt.strip()
     assert sum(p.tally.answers for p in report.platforms.values()) == ANSWERS
+
+
+def test_replay_shows_where_the_new_analyzer_disagrees_with_the_reviewers(warehouse, capsys):
+    """Reviewers confirmed three stored ranks past the limit; the changed rule drops them."""
+    def review(conn) -> None:
+        ensure_table(conn, LABEL_REVIEWS)
+        conn.execute("INSERT INTO label_reviews (request_key, date, platform, brand, mentioned, mention_count,"
+                     " list_rank, recommended, reviewer, reviewers)"
+                     " SELECT request_key, date, platform, brand, mentioned, mention_count, list_rank, recommended,"
+                     " 'ana', 1 FROM sample_brand_results WHERE list_rank > $limit ORDER BY request_key, brand LIMIT 3",
+                     {"limit": RANK_LIMIT})
+    write_warehouse(review)
+    try:
+        with read_warehouse() as conn:
+            found = replay(conn, warehouse.catalog, analyzer_factory=cleaner_with(TopRanksAnalyzer)).reviewers
+        assert (found.reviewed["list_rank"], found.stored_agrees["list_rank"], found.replayed_agrees["list_rank"]) \
+            == (3, 3, 0)
+        assert found.reviewed["mentioned"] == found.replayed_agrees["mentioned"] == 3
+        assert [(d["label"], d["replayed"]) for d in found.disagreements] == [("list_rank", None)] * 3
+        status, out, _ = run_cli(capsys, "--no-record")
+        assert status == 0 and "against the reviewers" in out and "reviewed" in out  # the current analyzer: all agree
+    finally:
+        write_warehouse(lambda conn: conn.execute("DELETE FROM label_reviews"))
 
 
 def test_changed_validity_rule_changes_valid_and_reason(warehouse):

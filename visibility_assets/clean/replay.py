@@ -28,6 +28,7 @@ from visibility_assets.clean.replay_diff import (
     Example,
     ReplayFindings,
 )
+from visibility_assets.clean.replay_reviews import reviewer_agreement
 from visibility_assets.clean.samples import CleanedBatch, RawAnswer, SampleCleaner
 from visibility_assets.config import BrandCatalog
 from visibility_assets.warehouse.db import existing_tables
@@ -101,6 +102,10 @@ def replay(conn: duckdb.DuckDBPyConnection, catalog: BrandCatalog, sample: int |
         if row["config_version"] != catalog.version:
             report.platform(row["platform"]).skipped_other_config += 1
     compare(report, current, batch, examples)
+    replayed: dict[str, dict[str, dict]] = {}
+    for row in batch.brand_results:
+        replayed.setdefault(row["request_key"], {})[row["brand"]] = row
+    report.reviewers = reviewer_agreement(conn, current, replayed)
     report.timings = {"read": read - started, "analyse": analysed - read,
                       "compare": time.perf_counter() - analysed}
     return report

@@ -104,6 +104,7 @@ class ReplayFindings:
     platforms: dict[str, PlatformReport] = field(default_factory=dict)
     days: dict[tuple[str, date], DayTally] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # seconds: read, analyse, compare
+    reviewers: object = None  # clean/replay_reviews.py's ReviewerAgreement: both analyzers against the reviewers
 
     def platform(self, name: str) -> PlatformReport:
         if name not in self.platforms:
@@ -135,4 +136,5 @@ class ReplayFindings:
                 "since": self.since.isoformat() if self.since else None, "sample": self.sample,
                 "total": {**self.total.as_json(), "skipped_other_config": self.skipped_other_config},
                 "platforms": [self.platforms[name].as_json() for name in sorted(self.platforms)],
-                "timings_s": {name: round(s, 3) for name, s in self.timings.items()}}
+                "timings_s": {name: round(s, 3) for name, s in self.timings.items()},
+                "reviewers": self.reviewers.as_json() if self.reviewers is not None else None}

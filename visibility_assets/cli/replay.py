@@ -88,11 +88,28 @@ def render(report: ReplayFindings, recorded: int, no_record: bool) -> str:
             lines += [f"  {e.request_key} {e.date} {e.question_id} {e.field}"
                       + (f" [{e.brand}]" if e.brand else "")
                       + f": {e.stored!r} -> {e.replayed!r}  \"{e.excerpt}\"" for e in examples]
+    lines += _against_reviewers(report)
     if no_record:
         lines.append("not recorded (--no-record)")
     else:
         lines.append(f"recorded in analyzer_replays: {recorded} row(s), replay_id {report.replay_id}")
     return "\n".join(lines)
+
+
+def _against_reviewers(report: ReplayFindings) -> list[str]:
+    """Where the analysts reviewed replayed answers: how often each analyzer gives their value."""
+    found = report.reviewers
+    if found is None or not found.reviewed:
+        return ["against the reviewers: no replayed answer was reviewed in the workspace", ""]
+    stored = ", ".join(report.stored_analyzer_versions) or "-"
+    rows = [(name, n, f"{found.stored_agrees[name] / n:.1%}", f"{found.replayed_agrees[name] / n:.1%}")
+            for name, n in found.reviewed.items()]
+    lines = ["against the reviewers (the labels analysts reviewed in the workspace):",
+             table(["label", "reviewed", f"stored ({stored}) agrees", f"replayed ({report.analyzer_version}) agrees"],
+                   rows, width=80)]
+    lines += [f"  {d['request_key']} [{d['brand']}] {d['label']}: reviewer {d['reviewer']!r},"
+              f" replayed {d['replayed']!r}, stored {d['stored']!r}" for d in found.disagreements]
+    return lines + [""]
 
 
 def _row(name: str, tally: Tally) -> tuple:
