@@ -39,6 +39,8 @@ def test_by_default_the_report_is_of_the_latest_day_and_the_own_brands(on_the_wo
     html = open(path, encoding="utf-8").read()
     own = [b.name for b in on_the_workspace.config.brands if b.own]
     assert own and all(f'data-brand="{name}"' in html for name in own)
+    # The accuracy ledger: the shipped figures, labelled as such, until the reviews are enough.
+    assert "How right the labels are" in html and "shipped labelled set" in html
 
 
 @pytest.mark.parametrize("arguments, message", [

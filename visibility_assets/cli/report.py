@@ -15,6 +15,7 @@ from visibility_assets.core.personal_data import mask
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import create_macros
 from visibility_assets.report.html import latest_date, render_report
+from visibility_assets.review.store import ReviewStore
 
 MAX_DAYS = 366
 
@@ -45,7 +46,8 @@ def run(args) -> int:
         if end - start >= timedelta(days=MAX_DAYS):
             raise UserError(f"a report covers at most {MAX_DAYS} days")
         create_macros(conn, load_project())  # the report's intervals are the models' own statistics
-        html = mask(render_report(conn, end, start, brands, args.platform))  # a file anyone may be sent
+        reviews = ReviewStore.under(data_dir()).reviews()
+        html = mask(render_report(conn, end, start, brands, args.platform, reviews))  # a file anyone may be sent
     period = end.isoformat() if start == end else f"{start.isoformat()}_{end.isoformat()}"
     path = args.out or data_dir() / "reports" / f"visibility_report_{period}.html"
     _write(path, html)

@@ -2,6 +2,7 @@
 nightly run has finished."""
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from dagster import (
     AssetKey,
@@ -26,6 +27,7 @@ from visibility_assets.core.personal_data import mask
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import create_macros
 from visibility_assets.report.html import latest_date, render_report
+from visibility_assets.review.store import ReviewStore
 from visibility_assets.report.quality import COLUMNS as QUALITY_COLUMNS
 from visibility_assets.report.quality import quality_rows
 from visibility_assets.warehouse.resource import WarehouseResource
@@ -51,7 +53,8 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource,
         day = latest_date(conn)
         if day is None:
             raise ValueError("mention_metrics is empty: materialize some partitions first")
-        html = mask(render_report(conn, day, brands=own))  # a file anyone may be sent: personal data masked
+        reviews = ReviewStore.under(Path(data_dir.path)).reviews()
+        html = mask(render_report(conn, day, brands=own, reviews=reviews))  # a file anyone may be sent: personal data masked
         summary = conn.execute(
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')

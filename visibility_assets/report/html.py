@@ -14,7 +14,9 @@ from visibility_assets.core.visible_text import html_text as escape
 from visibility_assets.report.charts import REASON_COLOURS, interval_chart, line_chart, stacked_bars
 from visibility_assets.report.figures import figures_section
 from visibility_assets.report.quality import quality_section
+from visibility_assets.report.accuracy import accuracy_section
 from visibility_assets.report.sentiment import sentiment_method_note
+from visibility_assets.review.store import Review
 from visibility_assets.report.sources import sources_section
 from visibility_assets.report.untracked import untracked_section
 from visibility_assets.warehouse.lake import one_snapshot
@@ -39,18 +41,20 @@ def latest_date(conn: duckdb.DuckDBPyConnection) -> Date | None:
 
 
 def render_report(conn: duckdb.DuckDBPyConnection, day: Date, start: Date | None = None,
-                  brands: Sequence[tuple[str, str]] = (), platforms: Sequence[str] = ()) -> str:
+                  brands: Sequence[tuple[str, str]] = (), platforms: Sequence[str] = (),
+                  reviews: Sequence[Review] = ()) -> str:
     """The report of the period `start` (default: `day`) to `day`: the key figures of `brands`
     ((name, category) pairs) and the rates per platform pooled over the period, on the chosen
     platforms (none: every one); the trends end on `day`, and the sections on sources, untracked
     options, invalid answers and collection quality are of `day` itself. The connection needs the
-    models' macros (create_macros). Every section reads one snapshot of the lake."""
+    models' macros (create_macros). Every section reads one snapshot of the lake. `reviews`: the
+    analysts' reviews (review/store.py), for the accuracy ledger."""
     with one_snapshot(conn):
-        return _render(conn, day, start or day, brands, list(platforms))
+        return _render(conn, day, start or day, brands, list(platforms), list(reviews))
 
 
 def _render(conn: duckdb.DuckDBPyConnection, day: Date, start: Date, brands: Sequence[tuple[str, str]],
-            chosen: list[str]) -> str:
+            chosen: list[str], reviews: list[Review]) -> str:
     platforms = [p for (p,) in conn.execute(
         "SELECT DISTINCT platform FROM mention_metrics WHERE date BETWEEN ? AND ?"
         " AND (len(?) = 0 OR list_contains(?, platform)) ORDER BY platform", [start, day, chosen, chosen]).fetchall()]
@@ -82,6 +86,7 @@ def _render(conn: duckdb.DuckDBPyConnection, day: Date, start: Date, brands: Seq
     sections += [
         "<h2>How each AI speaks of each brand</h2>",
         sentiment_method_note(conn, day),
+        accuracy_section(conn, reviews),
         '<p class="note">Of the answers that name a brand, the share whose sentences about it are positive, and'
         " the share negative (a brand both praised and criticised counts as neutral). Dot: the share; bar: its"
         " 95% interval, which covers the sampling error only, not the labels' own errors above.</p>"]
