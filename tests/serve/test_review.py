@@ -22,7 +22,8 @@ def _analyst(workspace, name: str):
 
 def _dealt(page_html: str) -> dict:
     """The review form's hidden fields and the machine's values (the checked inputs)."""
-    form = page_html[page_html.index('id="review-form"'):page_html.index("</form>", page_html.index('id="review-form"'))]
+    start = page_html.index('id="review-form"')
+    form = page_html[start:page_html.index("</form>", start)]
     fields = dict(re.findall(r'type="hidden" name="([^"]+)"[^>]*value="([^"]*)"', form))
     fields.update(re.findall(r'type="radio" name="([^"]+)" value="([^"]*)" checked', form))
     fields.update(re.findall(r'type="number" name="([^"]+)"[^>]*value="([^"]*)"', form))

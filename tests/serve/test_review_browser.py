@@ -27,7 +27,8 @@ pytestmark = pytest.mark.system
 BRAND = "华为云"
 SCOPE = f"brand={BRAND}&category=cloud&from={FIRST_DAY}&to={DAY}"
 REVIEWED = 20
-MENTIONS = "SELECT sum(mentioned_answers), sum(reviewed_answers) FROM mention_metrics WHERE brand = ? AND date = ? AND platform = ?"
+MENTIONS = ("SELECT sum(mentioned_answers), sum(reviewed_answers) FROM mention_metrics"
+            " WHERE brand = ? AND date = ? AND platform = ?")
 
 
 @pytest.mark.long

@@ -59,11 +59,13 @@ def test_bench_reanalysis_reanalyses_every_stored_answer():
     assert figures["partitions"] == figures["platforms"] == 2 and figures["metric_rows"] > 0
 
 
+SERVED_VIEWS = ("overview", "competitors", "questions", "answers", "sources", "alerts", "review", "accuracy")
+
+
 @pytest.mark.long
 def test_bench_serve_times_every_view_and_endpoint_and_a_load_without_errors():
     figures = _bench("serve", "--days", "2", "--clients", "3", "--duration", "1", "--samples", "2")
-    assert set(figures["endpoints"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
-                                                                     "sources", "alerts") for prefix in ("/", "/api/")}
+    assert set(figures["endpoints"]) == {prefix + view for view in SERVED_VIEWS for prefix in ("/", "/api/")}
     assert all(e["n"] == 2 and 0 < e["p50_ms"] <= e["p95_ms"] for e in figures["endpoints"].values())
     assert figures["load"]["errors"] == 0 and figures["load"]["requests"] > 0
 
@@ -77,7 +79,6 @@ def test_bench_history_times_the_first_and_last_night_the_views_and_the_backfill
     assert figures["days"] == 3 and figures["questions"] == 6
     assert figures["filled"]["nights"] == 1 and figures["filled"]["failed_checks"] == []
     assert figures["night_growth"] == round(figures["last_night_s"] / figures["first_night_s"], 3)
-    assert set(figures["views"]) == {prefix + view for view in ("overview", "competitors", "questions", "answers",
-                                                                 "sources", "alerts") for prefix in ("/", "/api/")}
+    assert set(figures["views"]) == {prefix + view for view in SERVED_VIEWS for prefix in ("/", "/api/")}
     assert figures["lake_files"] > 0 and figures["backfill_days"] == 3 and figures["backfill_s"] > 0
     assert figures["first_night_cpu_s"] > 0 and figures["dagster_mb_last_night"] > 0

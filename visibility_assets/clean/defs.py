@@ -1,8 +1,8 @@
 """Clean: brand_catalog and cleaned_samples, the analysis of raw answers, re-runnable at any time."""
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from datetime import UTC, datetime
+from pathlib import Path
 
 from dagster import (
     AssetExecutionContext,

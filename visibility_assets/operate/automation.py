@@ -196,7 +196,8 @@ def review_sensor(context: SensorEvaluationContext, data_dir: DataDirResource):
     seen = float(context.cursor or 0)
     newest, partitions = ReviewStore.under(Path(data_dir.path)).changed_since(seen)
     if not partitions:
-        return SensorResult(cursor=str(newest), skip_reason=f"no review since {datetime.fromtimestamp(seen, UTC):%F %T}")
+        since = datetime.fromtimestamp(seen, UTC)
+        return SensorResult(cursor=str(newest), skip_reason=f"no review since {since:%F %T} UTC")
     return SensorResult(cursor=str(newest), run_requests=[
         RunRequest(run_key=f"review-{newest}-{day}-{platform}", job_name=reanalysis_job.name,
                    partition_key=str(partition_key(day, platform)),

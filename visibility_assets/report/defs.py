@@ -54,7 +54,8 @@ def visibility_report(warehouse: WarehouseResource, data_dir: DataDirResource,
         if day is None:
             raise ValueError("mention_metrics is empty: materialize some partitions first")
         reviews = ReviewStore.under(Path(data_dir.path)).reviews()
-        html = mask(render_report(conn, day, brands=own, reviews=reviews))  # a file anyone may be sent: personal data masked
+        # A file anyone may be sent: personal data masked.
+        html = mask(render_report(conn, day, brands=own, reviews=reviews))
         summary = conn.execute(
             """SELECT count(DISTINCT platform), count(*), avg(mention_rate),
                       (SELECT count(*) FROM visibility_alerts WHERE date = $day AND decision = 'alert')

@@ -25,7 +25,7 @@ import httpx
 from visibility_assets.tools.bench import LAST_DAY, scratch_home
 
 USER, PASSWORD = "bench", "bench password"
-VIEWS = ("overview", "competitors", "questions", "answers", "sources", "alerts")
+VIEWS = ("overview", "competitors", "questions", "answers", "sources", "alerts", "review", "accuracy")
 
 
 def run_serve_bench(days: int = 90, clients: int = 50, duration_s: float = 60.0, samples: int = 30,
