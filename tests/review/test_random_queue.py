@@ -103,3 +103,17 @@ def _labels(key: str, mentioned: bool, sentiment: str | None) -> MachineLabels:
                           "sentiment": sentiment},
                          {"mentioned": "analyzer", "mention_count": "analyzer", "list_rank": "analyzer",
                           "recommended": "analyzer", "sentiment": "lexicon"})
+
+
+def test_an_item_reviewed_as_doubtful_is_still_dealt_by_the_random_queue(tmp_path):
+    """Else the doubtful items a reviewer corrected would be missing from their random sample."""
+    store = ReviewStore(tmp_path / "reviews.sqlite")
+    machine = _labels("kimi-00-001", mentioned=True, sentiment="positive")
+    store.deal("rita", machine.request_key, "腾讯云", DOUBTFUL)
+    store.record("rita", DOUBTFUL, machine, {**machine.values, "sentiment": "negative"})
+    assert store.reviewed_keys("rita", "腾讯云", DOUBTFUL) == ["kimi-00-001"]
+    assert store.reviewed_keys("rita", "腾讯云", RANDOM) == []
+    store.deal("rita", machine.request_key, "腾讯云", RANDOM)
+    store.record("rita", RANDOM, machine, machine.values)  # dealt again at random: this review replaces the first
+    (review,) = store.reviews("腾讯云")
+    assert review.queue == RANDOM and review.labels["sentiment"][2] == "confirmed"

@@ -141,11 +141,15 @@ class ReviewStore:
             return conn.execute("SELECT 1 FROM deals WHERE reviewer = ? AND request_key = ? AND brand = ?"
                                 " AND queue = ?", (reviewer, request_key, brand, queue)).fetchone() is not None
 
-    def reviewed_keys(self, reviewer: str, brand: str) -> list[str]:
-        """The answers the reviewer has reviewed or skipped for the brand, in either queue."""
+    def reviewed_keys(self, reviewer: str, brand: str, queue: str) -> list[str]:
+        """The answers `queue` should no longer deal the reviewer for the brand: those reviewed or
+        skipped there, and for the doubtful queue those reviewed in either. The random queue deals
+        again an item its reviewer judged as doubtful: leaving it out would leave the doubtful
+        items out of the random sample (the new review then replaces the reviewer's first)."""
         with self._db() as conn:
             return [key for (key,) in conn.execute(
-                "SELECT request_key FROM reviews WHERE reviewer = ? AND brand = ?", (reviewer, brand))]
+                "SELECT request_key FROM reviews WHERE reviewer = ? AND brand = ? AND (queue = ? OR ? = ?)",
+                (reviewer, brand, queue, queue, DOUBTFUL))]
 
     def record(self, reviewer: str, queue: str, machine: MachineLabels, values: dict | None,
                note: str | None = None) -> Review:

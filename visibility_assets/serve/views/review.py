@@ -23,7 +23,7 @@ def review(conn: duckdb.DuckDBPyConnection, filters: Filters, store: ReviewStore
     """The queue's next item for the reviewer, dealt (recorded as dealt before it is shown)."""
     if queue not in QUEUES:
         raise FilterError(f"queue: one of {', '.join(QUEUES)}")
-    done = store.reviewed_keys(reviewer, filters.brand)
+    done = store.reviewed_keys(reviewer, filters.brand, queue)
     dealt = next_item(conn, queue, filters.brand, filters.start, filters.end, list(filters.platforms), done)
     data = {"queue": queue, "queues": QUEUES, "item": None, "labels": None, "dealt": dealt, "reviewed": len(done)}
     if dealt is None:
