@@ -95,6 +95,7 @@ def test_the_report_waits_for_every_platform_and_is_requested_once_a_day():
     assert defs.resolve_job_def("report_job").asset_layer.selected_asset_keys == {
         AssetKey("visibility_report"), AssetKey("lake_maintenance"), *(AssetKey(name) for name in
                                          ("stg_samples", "stg_brand_results", "stg_judge_verdicts",
+                                          "stg_label_reviews",
                                           "int_brand_results", "mention_metrics",
                                           "visibility_alerts", "sentiment_agreement", "stg_mention_cues",
                                           "brand_claims", "untracked_brands", "top_search_queries", "faults_by_class"))}
