@@ -80,15 +80,18 @@ def accuracy(conn: duckdb.DuckDBPyConnection, reviews: list[Review]) -> dict:
     """The ledger of `reviews` (one brand's, or all), computed on `conn` (which has the models'
     macros): `fields`, one entry per field and source with its basis and sentence; `rows`,
     every figure by language and platform; `agreement`; `skipped`, the random items skipped."""
-    conn.register("ledger_items", ledger_items(reviews))
-    conn.register("agreement_pairs", agreement_pairs(reviews))
-    try:
-        rows = [_figure(row) for row in _records(conn.execute(LEDGER))]
-        agreement = [{"field": r["field"], "items": r["items"], "agreed": r["agreed"], **_share(r["share"])}
-                     for r in _records(conn.execute(AGREEMENT))]
-    finally:
-        conn.unregister("ledger_items")
-        conn.unregister("agreement_pairs")
+    items, pairs = ledger_items(reviews), agreement_pairs(reviews)
+    rows, agreement = [], []
+    if len(items) or len(pairs):  # most overviews: no review yet, nothing to compute
+        conn.register("ledger_items", items)
+        conn.register("agreement_pairs", pairs)
+        try:
+            rows = [_figure(row) for row in _records(conn.execute(LEDGER))]
+            agreement = [{"field": r["field"], "items": r["items"], "agreed": r["agreed"], **_share(r["share"])}
+                         for r in _records(conn.execute(AGREEMENT))]
+        finally:
+            conn.unregister("ledger_items")
+            conn.unregister("agreement_pairs")
     overall = {(r["field"], r["source"]): r for r in rows if r["language"] == ALL and r["platform"] == ALL}
     fields = []
     for field in FIELDS:
