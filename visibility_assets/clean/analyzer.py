@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
 
 from visibility_assets.clean.advice import NEGATIVE_GATE_CUES, advised_against_brands, avoid_list_brands
+from visibility_assets.clean.echo import question_echo, question_terms
 from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_table
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
@@ -24,7 +24,7 @@ from visibility_assets.clean.stage_clock import (
     StageClock,
 )
 from visibility_assets.clean.structure import Item, Structure, find_structures
-from visibility_assets.clean.text import THINK, NormalizedText, find_scope, normalize, strip_scope
+from visibility_assets.clean.text import THINK, URL, NormalizedText, find_scope, normalize, strip_scope
 from visibility_assets.clean.unknown import TRIGGERS, named_unknown_brands
 from visibility_assets.clean.untracked import UntrackedName, untracked_key, untracked_names
 from visibility_assets.clean.validity import (
@@ -37,11 +37,13 @@ from visibility_assets.clean.validity import (
     GOES_ON,
     IRRELEVANT,
     LONG_REFUSAL_MAX,
+    MODERATION,
     REFUSAL,
     REFUSAL_TEXT,
     STRONG_REFUSAL,
     declines,
     error_document,
+    only_a_translation,
 )
 from visibility_assets.config import BrandCatalog
 from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
@@ -51,8 +53,6 @@ from visibility_assets.core.urls import text_citations
 ANALYZER_VERSION = "1.5.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
-CJK = re.compile(r"[\u4e00-\u9fff]")
-WORD = re.compile(r"[a-z][a-z0-9+.-]{2,}")
 # Words of an answer that weighs options; recipes, weather reports and greetings use few of them.
 ADVICE_TERMS = re.compile(
     r"推荐|选择|方案|适合|优势|劣势|缺点|优点|性价比|口碑|对比|预算|选型|首选|备选|考虑|建议|品牌|产品|功能|价格|服务|"
@@ -60,10 +60,6 @@ ADVICE_TERMS = re.compile(
     r"\bpick\b|worth"
 )
 MIN_ADVICE_TERMS = 3
-STOPWORDS = frozenset(
-    "the and for with which what best how are is you your who does that this from into about can "
-    "should would most more than good better recommend recommended compare vs between".split()
-)
 # A list led in by one brand's qualities ("阿里云的优势：", "Pros of AWS:") describes that brand:
 # the brands its items name are not options.
 QUALITIES = (r"(?:优势|优点|缺点|劣势|特点|特色|不足|短板|亮点|好处|弊端|局限|问题|风险|注意事项|pros|cons|strengths?|"
@@ -200,7 +196,7 @@ class Analyzer:
             answer = answer[:self.max_answer_chars]
         normalized = normalize(answer)
         text = normalized.text
-        scope = find_scope(text)
+        scope = find_scope(text, lambda start: question_echo(text, start, question))
         if clock:
             clock.lap(NORMALIZE_SCOPE)
         hits, accepted, markers = self.matcher.scan(text, category, scope)
@@ -268,7 +264,7 @@ class Analyzer:
         goes on to advise in a list of its own ("I couldn't find information on X. When you
         evaluate a provider, check: - ..."): it answers, and X is named but not known."""
         body = THINK.sub(" ", text).strip() if scope.think else text.strip()
-        if not body:
+        if not body or _only_sources(text, scope):
             return EMPTY
         opening = body[:120]
         if len(body) < ERROR_OPENING_MAX and ERROR_OPENING.match(body) or error_document(body):
@@ -278,6 +274,10 @@ class Analyzer:
             return ERROR
         if found_nothing_then_advises:
             return None  # a refusal offers nothing
+        if len(body) < LONG_ANSWER * 2 and MODERATION.search(opening):
+            return REFUSAL
+        if only_a_translation(body):
+            return IRRELEVANT
         # A refusal is short: under LONG_ANSWER when it names brands, twice that when it does not.
         if len(body) < (LONG_ANSWER if accepted else LONG_ANSWER * 2) and REFUSAL_TEXT.search(opening):
             # One that names brands is a refusal when it declines ("I can't help with X's ..."), not
@@ -298,7 +298,7 @@ class Analyzer:
         """Shares enough of the question's terms, or weighs options as an answer would. An
         answer that names brands is off topic only when it shares no term but the brand
         names (a 小米粥 recipe for a phone question) and weighs nothing."""
-        terms = _question_terms(question)
+        terms = question_terms(question)
         if names_brands:
             return any(t in body for t in self._terms_beyond_brands(terms)) or bool(ADVICE_TERMS.search(body))
         found = sum(1 for t in terms if t in body)
@@ -316,19 +316,15 @@ class Analyzer:
         return cached
 
 
+def _only_sources(text: str, scope) -> bool:
+    """Nothing but blanks before a list of sources with links: a body the platform left empty."""
+    end = scope.body_end
+    return end < len(text) and (not text[:end] or text[:end].isspace()) and bool(URL.search(text, end))
+
+
 def _only_questions_brands(body: str, question: str, accepted: list[AliasHit]) -> bool:
     q = normalize(question).text
     return all(body[hit.start:hit.end] in q for hit in accepted)
-
-
-@lru_cache(maxsize=4096)
-def _question_terms(question: str) -> frozenset[str]:
-    """CJK bigrams and Latin words of a question (questions repeat: cached)."""
-    q = normalize(question).text
-    terms = {q[i:i + 2] for i in range(len(q) - 1) if CJK.match(q[i]) and CJK.match(q[i + 1])}
-    # A plural is kept without its s, so that the singular counts too ("outages", "outage").
-    return frozenset(terms | {w[:-1] if len(w) > 4 and w.endswith("s") else w
-                              for w in WORD.findall(q) if w not in STOPWORDS})
 
 
 def _weighs_options(body: str) -> bool:

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
 
 from visibility_assets.core.chinese_script import to_simplified
@@ -162,9 +163,15 @@ class Scope:
         return None
 
 
-def find_scope(text: str) -> Scope:
+def find_scope(text: str, echo: Callable[[int], tuple[int, int] | None] | None = None) -> Scope:
+    """echo: where the answer's opening quotes the question back (clean/echo.py), given where
+    the answer starts (after a leading think block)."""
     think = tuple(m.span() for m in THINK.finditer(text)) if "<think>" in text else ()
     excluded = [(s, e, "out_of_scope:think") for s, e in think]
+    opening = think[0][1] if think and not text[:think[0][0]].strip() else 0
+    echoed = echo(opening) if echo else None
+    if echoed:
+        excluded.append((*echoed, "out_of_scope:question_echo"))
     body_end = reference_block_start(text, think)
     # The reference block is out of scope as a whole, so only the URLs and link labels before
     # it need spans (most answers keep their URLs in the block). None runs into the block: a

@@ -55,6 +55,22 @@ DECLINES = re.compile(
     r"can(?:'t|not| not) (?:help|assist|provide|give|rank|recommend|compare|tell|advise|say|predict|make)|"
     r"(?:unable|not able) to (?:help|assist|provide|give|rank|recommend|compare|tell|advise)|won't be able to")
 LONG_REFUSAL_MAX = 1200
+# The platform's moderation declines, not the model: a notice that may quote the question's brands.
+MODERATION = re.compile(r"(?:may|might) violate our (?:usage|content) polic|flagged by our (?:automated )?moderation|"
+                        r"violates? our (?:usage|content) polic")
+# Only the question translated ("Translation: …", "您的问题翻译成中文是：…"): no answer follows.
+TRANSLATION_LABEL = re.compile(r"\W{0,3}(?:translation|translated(?: question)?|译文|(?:以下是)?(?:您|你)?的?问题[^\n:]{0,12}翻译"
+                               r"[^\n:]{0,8}|翻译(?:成|为)[^\n:]{0,8})\s*:")
+TRANSLATION_MAX = 240
+
+
+def only_a_translation(body: str) -> bool:
+    """The body is a label saying it translates, then one short sentence: the question again."""
+    label = TRANSLATION_LABEL.match(body)
+    if not label:
+        return False
+    rest = body[label.end():].strip()
+    return 0 < len(rest) <= TRANSLATION_MAX and "\n" not in rest
 
 
 def declines(opening: str) -> bool:
