@@ -21,7 +21,13 @@ from visibility_assets.clean.matcher import AliasHit
 from visibility_assets.clean.text import NormalizedText
 
 COMMON_WORD = "common_word:lowercase"
-OTHER_MEANING = ("exclude_context:", COMMON_WORD)
+# A name after a language's own namespace is that library's word: java.nio is Java's New I/O, not NIO.
+LANGUAGE_NAMESPACE = "code:language_namespace"
+OTHER_MEANING = ("exclude_context:", COMMON_WORD, LANGUAGE_NAMESPACE)
+NAMESPACE_BEFORE = re.compile(r"(?<![\w.])(?:java|javax|jdk|android|androidx|kotlin|kotlinx|scala|std|system)\.$")
+# What joins the parts of an identifier: com.xiaomi.account, lark_oapi, hubspot-api-client, a/b.
+JOINERS = frozenset("._-/")
+FENCE = "```"
 # Long enough to be about something: a short answer may name a brand and nothing else.
 MIN_ANSWER_FOR_SENSE = 200
 
@@ -43,17 +49,41 @@ PRODUCT_WORDS = re.compile(
 def set_aside_common_words(accepted: list[AliasHit], normalized: NormalizedText) -> list[AliasHit]:
     """The accepted hits without the lower-case uses of capitalised names (each rejected with
     COMMON_WORD, so entity_matches says why)."""
-    candidates = [h for h in accepted if _capitalised(h.alias)]
-    if not candidates:
-        return accepted
-    spans = normalized.original_spans(candidates)
+    text = normalized.text
     rejected = set()
+    for hit in accepted:
+        if hit.start > 0 and text[hit.start - 1] == "." and NAMESPACE_BEFORE.search(text, max(0, hit.start - 12), hit.start):
+            hit.rule = LANGUAGE_NAMESPACE
+            rejected.add(id(hit))
+    candidates = [h for h in accepted if _capitalised(h.alias) and id(h) not in rejected]
+    spans = normalized.original_spans(candidates) if candidates else ()
     for hit, (start, end) in zip(candidates, spans, strict=True):
         written = normalized.original[start:end]
-        if written.islower():
+        if written.islower() and not _in_code(normalized.original, start, end):
             hit.rule = COMMON_WORD
             rejected.add(id(hit))
     return [h for h in accepted if id(h) not in rejected] if rejected else accepted
+
+
+def _in_code(original: str, start: int, end: int) -> bool:
+    """The name is part of an identifier (com.xiaomi.account, lark_oapi, simple-salesforce), or
+    stands in a code block or a command (`grep xiaomi`): code writes names in lower case. A bare
+    word in backticks (`lark`) is only a name, whose meaning code does not settle."""
+    before, after = original[start - 2:start] if start >= 2 else "", original[end:end + 2]
+    if (len(before) == 2 and before[1] in JOINERS and before[0].isalnum()) or (
+            len(after) == 2 and after[0] in JOINERS and after[1].isalnum()):
+        return True
+    if original.count(FENCE, 0, start) % 2 == 1:
+        return True
+    line_start = original.rfind("\n", 0, start) + 1
+    line_end = original.find("\n", end)
+    line = original[line_start:len(original) if line_end == -1 else line_end]
+    opened = line.count("`", 0, start - line_start)
+    if opened % 2 == 0:
+        return False
+    span_start = line.rfind("`", 0, start - line_start)
+    span_end = line.find("`", end - line_start)
+    return span_end != -1 and line[span_start + 1:span_end].strip() != original[start:end]
 
 
 @lru_cache(maxsize=65536)  # a catalog's aliases, over and over

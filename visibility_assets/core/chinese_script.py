@@ -2,7 +2,8 @@
 
 The catalog's aliases are Simplified and a user writes each once; an answer in Traditional
 (華為, 阿里雲, 飛書) names the same brands. Only characters that GB2312 lacks are folded, so a
-Simplified text is never changed (core/data/traditional_chars.txt says where the table is from).
+Simplified text is never changed, and 於, which GB2312 keeps only as a surname
+(scripts/make_traditional_table.py makes the table; core/data/traditional_chars.txt says where it is from).
 """
 
 from __future__ import annotations
