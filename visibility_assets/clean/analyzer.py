@@ -227,7 +227,7 @@ class Analyzer:
             return Analysis(False, reason, category_brands, {}, [], False, hits, normalized, capped=capped)
 
         ranks: dict[str, int] = {}
-        for position, option in enumerate(options, start=1):
+        for position, option in zip(structure.ranks() if structure else (), options):
             if option:
                 ranks.setdefault(option, position)
         untracked = tuple(untracked_names(normalized, body, structure, options, hits, self.alias_keys))
@@ -345,7 +345,7 @@ def _primary_list(body: str, accepted: list[AliasHit]) -> tuple[Structure | None
         if structure.intro[1] and structure.kind in ("numbered", "bullet") and _describes_one_brand(
                 body, structure.intro, accepted, starts):
             continue
-        if _is_timeline(body, structure.items):
+        if _is_timeline(body, structure.items) or _announces_steps(body, structure.intro):
             continue
         options = [_option_of(body, item, accepted, starts) for item in structure.items]
         if any(options):
@@ -372,6 +372,16 @@ def _is_timeline(body: str, items: list) -> bool:
     if len(items) < 2 or not (dated(items[0]) or dated(items[1])):  # a timeline opens with its dates
         return False
     return sum(map(dated, items)) >= max(2, 0.6 * len(items))
+
+
+# A lead-in that announces steps to take ("迁移可以分五步走：", "操作步骤如下：", "Here are the steps:"):
+# a brand a step names is where the step happens, not an option.
+STEPS_INTRO = re.compile(r"[几两二三四五六七八九十\d]{1,2}\s*个?步|步骤|\bsteps\b|\bstep[- ]by[- ]step\b")
+
+
+def _announces_steps(body: str, intro: tuple[int, int]) -> bool:
+    start, end = intro
+    return end > start and end - start < 80 and STEPS_INTRO.search(body, start, end) is not None
 
 
 def _describes_one_brand(body: str, intro: tuple[int, int], accepted: list[AliasHit], starts: list[int]) -> bool:

@@ -13,7 +13,7 @@ CN_NUMERAL = "[一二三四五六七八九十]{1,3}"
 # (一、 and (一), which is what NFKC makes of （一）), or a marker (- * + • ·). Group 1 or 3 holds
 # the digits, 2 or 4 the Chinese numeral.
 LIST_ITEM = re.compile(
-    r" ?(?:(\d{1,2})(?:[.)、](?!\d)|\ufe0f?\u20e3)\s*|(" + CN_NUMERAL + r")、\s*|\((?:(\d{1,2})|(" + CN_NUMERAL + r"))\)\s*"
+    r" ?(?:(\d{1,2})(?:[.)、](?!\d)|\ufe0f?\u20e3|\s*\((?:并列|tie|tied)[^)\n]{0,6}\))\s*|(" + CN_NUMERAL + r")、\s*|\((?:(\d{1,2})|(" + CN_NUMERAL + r"))\)\s*"
     r"|[-*+•·]\s+)(?=\S)")
 # An emoji or symbol used as a bullet (✅ 👉 ▶️ 🔹), then a space; not one that flags a note (⚠️ ❗ 💡 📌).
 EMOJI_ITEM = re.compile(r" ?((?![\u26a0\u2757\u2755\u2753\U0001f4a1\U0001f4cc\U0001f4dd])[\u2190-\u2bff\U0001f300-\U0001faff])\ufe0f?\s*(?=[^\s\u2190-\u2bff\U0001f300-\U0001faff])")
@@ -63,6 +63,20 @@ class Structure:
     open: bool = True
     intro: tuple[int, int] = (0, 0)  # the span of the line before the structure (a list's lead-in)
     emoji: bool = False  # a list of emoji bullets, which a single line does not make
+    numbers: list[int] = field(default_factory=list)  # each item's printed rank, 0 where none is printed
+
+    def add(self, item: Item, number: int = 0) -> None:
+        self.items.append(item)
+        self.numbers.append(number)
+
+    def ranks(self) -> list[int]:
+        """Each item's rank: its position, or the printed number where the answer prints a tie
+        ("1（并列）", "1 (tie)", "并列第一"): two items share a number and none goes down."""
+        numbers = self.numbers
+        tied = any(a == b for a, b in zip(numbers, numbers[1:]))
+        if tied and all(numbers) and all(a <= b for a, b in zip(numbers, numbers[1:])):
+            return list(numbers)
+        return list(range(1, len(self.items) + 1))
 
 
 def _lead(line: str, offset: int, content_start: int) -> Item:
@@ -76,22 +90,27 @@ def _lead(line: str, offset: int, content_start: int) -> Item:
     return offset + content_start, offset + end, False
 
 
-RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?\d{1,2}\.?\s*$")
+RANK_CELL = re.compile(r"^\s*(?:#|no\.?\s*|top\s*)?(\d{1,2})\.?\s*(?:\((?:tie|tied|并列)\))?\s*$")
+# A printed place before an item's lead: "并列第一｜**荣耀**", "第三: 小米".
+PLACE_PREFIX = re.compile(r"(?:并列)?第\s*(?:(\d{1,2})|(" + CN_NUMERAL + r"))\s*(?:名|位)?\s*[|:]\s*(?=\S)")
 
 
-def _option_cell(line: str, offset: int) -> Item:
-    """The first cell of a table row, or the next one when the first only holds a rank number."""
+def _option_cell(line: str, offset: int) -> tuple[Item, int]:
+    """The first cell of a table row, or the next one when the first only holds a rank number
+    (returned with it, else 0)."""
     start = line.index("|") + 1
     stop = line.find("|", start)
+    number = 0
     if stop == -1:
         stop = len(line)
     else:
         after = line.find("|", stop + 1)
-        if after != -1 and RANK_CELL.match(line[start:stop]):
-            start, stop = stop + 1, after
+        rank = RANK_CELL.match(line[start:stop]) if after != -1 else None
+        if rank:
+            start, stop, number = stop + 1, after, int(rank.group(1))
     cell = line[start:stop]
     begin = start + len(cell) - len(cell.lstrip())
-    return offset + begin, offset + start + len(cell.rstrip()), True
+    return (offset + begin, offset + start + len(cell.rstrip()), True), number
 
 
 def find_structures(body: str) -> list[Structure]:
@@ -132,7 +151,7 @@ def find_structures(body: str) -> list[Structure]:
             elif "--" in line and TABLE_SEPARATOR.match(line):  # most rows hold no "--"
                 table_seen_separator = True
             elif table_seen_separator:
-                table.items.append(_option_cell(line, line_offset))
+                table.add(*_option_cell(line, line_offset))
             continue
         table = None
         if first == "#":
@@ -150,7 +169,8 @@ def find_structures(body: str) -> list[Structure]:
                     structures.append(headings[level])
                 text_start = heading.end()
                 number = HEADING_NUMBER.match(line, text_start)
-                headings[level].items.append(_lead(line, line_offset, number.end() if number else text_start))
+                headings[level].add(_lead(line, line_offset, number.end() if number else text_start),
+                                    _printed_number(number.group()) if number else 0)
                 continue
         elif first in ITEM_STARTS or "**" in stripped[:6]:
             # A bold line opens with ** or a symbol, never with a number or a dash.
@@ -161,7 +181,7 @@ def find_structures(body: str) -> list[Structure]:
                 if bold is None:
                     bold = Structure("bold")
                     structures.append(bold)
-                bold.items.append((line_offset + bold_line.start(1), line_offset + bold_line.end(1), True))
+                bold.add((line_offset + bold_line.start(1), line_offset + bold_line.end(1), True))
                 lists.clear()
                 continue
             item = first in ITEM_STARTS and LIST_ITEM.match(line)
@@ -172,7 +192,7 @@ def find_structures(body: str) -> list[Structure]:
                     continue
                 digits, numeral, paren_digits, paren_numeral = item.groups()
                 if digits:
-                    marker = "1." if line[item.end(1)] in ".)、" else "1️⃣"
+                    marker = "1️⃣" if line[item.end(1)] in "\ufe0f\u20e3" else "1."
                     number = int(digits)
                 elif numeral:
                     marker, number = "一、", cn_number(numeral)
@@ -208,4 +228,16 @@ def _add_item(structures: list[Structure], lists: dict[str, Structure], kind: st
         other.open = False
     current.open = True
     current.last_number = number
-    current.items.append(_lead(line, line_offset, content_start))
+    place = PLACE_PREFIX.match(line, content_start)
+    if place:
+        content_start, number = place.end(), int(place.group(1)) if place.group(1) else cn_number(place.group(2))
+    current.add(_lead(line, line_offset, content_start), number)
+
+
+def _printed_number(numbering: str) -> int:
+    """The number a heading prints before its lead ("1.", "一、", "方案二:"), 0 for none."""
+    digits = re.search(r"\d{1,2}", numbering)
+    if digits:
+        return int(digits.group())
+    numeral = re.search(CN_NUMERAL, numbering)
+    return cn_number(numeral.group()) if numeral else 0
