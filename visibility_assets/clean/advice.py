@@ -37,8 +37,8 @@ NEGATIVE_GATE_CUES = (*NEGATIVE_CUES_BEFORE, "不值得", "不列入", "isn't re
                       "not go with")
 # A clause with no brand that closes a sentence by advising against what it named before.
 DANGLING_NEGATIVE = re.compile(
-    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入)"
-    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选))?[了吧]?\s*(?:[:：].*)?$")
+    r"^[^,]{0,20}?(?:请|应|应该|最好)?(?:避免|不推荐|不建议|不太推荐|不太建议|不列入|(?:可以)?(?:先|暂|暂时)不考虑)"
+    r"(?:[^,。]{0,12}?(?:选择|使用|依赖|采用|考虑|购买|推荐|首选|选|用|买))?(?:它们?|这家|这款)?[了吧]?\s*(?:[:：].*)?$")
 # A question about the brand answered by a bare verdict: "X？不推荐。"
 VERDICT_AFTER_QUESTION = re.compile(r"\?\s*(?:不推荐|不建议|不太推荐|不太建议|not recommended)")
 NEGATIVE_WINDOW = 40
@@ -63,7 +63,7 @@ def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list
     advised: set[str] = set()
     if not cue_starts:
         return advised
-    for hit in accepted:
+    for position, hit in enumerate(accepted):
         if hit.brand in advised:
             continue
         sentence_end = SENTENCE_END.search(body, hit.end)
@@ -71,7 +71,7 @@ def advised_against_brands(body: str, accepted: list[AliasHit], cue_starts: list
         nearest = bisect_left(cue_starts, hit.start - NEGATIVE_WINDOW)
         if nearest == len(cue_starts):
             continue
-        if cue_starts[nearest] < stop and _advised_against(body, hit, stop):
+        if cue_starts[nearest] < stop and _advised_against(body, hit, stop, _next_other_brand(accepted, position)):
             advised.add(hit.brand)
         elif cue_starts[nearest] < stop + 4 and VERDICT_AFTER_QUESTION.match(body, stop):
             advised.add(hit.brand)
@@ -108,10 +108,17 @@ def avoid_list_brands(body: str, accepted: list[AliasHit]) -> set[str]:
     return {hit.brand for hit in accepted for start, end in spans if start <= hit.start < end} if spans else set()
 
 
-def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
+def _next_other_brand(accepted: list[AliasHit], position: int) -> int:
+    """Where the next hit of another brand starts (the hits are in text order)."""
+    brand = accepted[position].brand
+    return next((hit.start for hit in accepted[position + 1:] if hit.brand != brand), 1 << 62)
+
+
+def _advised_against(body: str, hit: AliasHit, stop: int, next_other: int) -> bool:
     """The answer advises against the brand in the clause that names it ("不推荐 X",
     "X 这个阶段 skip 就好", "I'd skip brands like X"), or in a brand-less clause that closes
-    the same sentence, which ends at stop ("X 不符合要求，请避免选择。")."""
+    the same sentence, which ends at stop ("X 不符合要求，请避免选择。"); a clause that says "it"
+    ("不建议为此选它") means the brand named last before it."""
     start = _clause_start(body, hit.start)
     if NEGATIVE_BEFORE.search(body, start, hit.start):
         return True
@@ -120,7 +127,9 @@ def _advised_against(body: str, hit: AliasHit, stop: int) -> bool:
         return True
     while end < stop:
         following = _clause_end(body, end + 1)
-        if DANGLING_NEGATIVE.match(body[end + 1:following]) or DANGLING_NEGATIVE_EN.search(body, end + 1, following):
+        clause = DANGLING_NEGATIVE.match(body[end + 1:following])
+        if (clause and (next_other > end or "它" not in clause.group())) or DANGLING_NEGATIVE_EN.search(
+                body, end + 1, following):
             return True
         end = following
     return False

@@ -53,6 +53,7 @@ from visibility_assets.core.urls import text_citations
 ANALYZER_VERSION = "1.5.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
+CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 # Words of an answer that weighs options; recipes, weather reports and greetings use few of them.
 ADVICE_TERMS = re.compile(
     r"推荐|选择|方案|适合|优势|劣势|缺点|优点|性价比|口碑|对比|预算|选型|首选|备选|考虑|建议|品牌|产品|功能|价格|服务|"
@@ -250,7 +251,8 @@ class Analyzer:
 
         without_think = THINK.sub(" ", answer) if "<think>" in answer else answer
         citations = text_citations(without_think)
-        has_citation = bool(citations) or ("[" in without_think and bool(CITATION_MARKER.search(without_think)))
+        prose = CODE_BLOCK.sub(" ", without_think) if "```" in without_think else without_think  # xs[3] is no marker
+        has_citation = bool(citations) or ("[" in prose and bool(CITATION_MARKER.search(prose)))
         if clock:
             clock.lap(CITATIONS)
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
