@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from visibility_assets.clean.json_lists import json_option_lists
 from visibility_assets.clean.matcher import AliasHit
 
 # Cues that advise against the brand named after them in the clause ("不推荐 X", "avoid X").
@@ -105,6 +106,8 @@ def avoid_list_brands(body: str, accepted: list[AliasHit]) -> set[str]:
             elif line.strip() and not line.startswith((" ", "\t")):
                 break
             offset = end + 1
+    if "```" in body:
+        spans += json_option_lists(body)[1]  # a JSON "not_recommended" array
     return {hit.brand for hit in accepted for start, end in spans if start <= hit.start < end} if spans else set()
 
 

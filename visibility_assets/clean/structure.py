@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from visibility_assets.clean.json_lists import json_option_lists
+
 CN_NUMERAL = "[一二三四五六七八九十]{1,3}"
 # A list item, with at most one space before it: a number (1. 2) 3、 1️⃣), a Chinese ordinal
 # (一、 and (一), which is what NFKC makes of （一）), or a marker (- * + • ·). Group 1 or 3 holds
@@ -57,7 +59,7 @@ Item = tuple[int, int, bool]
 
 @dataclass(slots=True)
 class Structure:
-    kind: str  # numbered | bullet | table | heading | bold
+    kind: str  # numbered | bullet | table | heading | bold | json
     items: list[Item] = field(default_factory=list)
     last_number: int = 0
     open: bool = True
@@ -212,8 +214,17 @@ def find_structures(body: str) -> list[Structure]:
             for open_list in lists.values():
                 open_list.open = False
     if emoji_lists:  # a single emoji line is a note ("✅ 已通过认证"), not a list
-        return [s for s in structures if not s.emoji or len(s.items) > 1]
+        structures = [s for s in structures if not s.emoji or len(s.items) > 1]
+    if "```" in body:
+        listed, _ = json_option_lists(body)
+        if listed:
+            structures.append(Structure("json", listed.items, numbers=listed.ranks))
+            structures.sort(key=_first_start)  # stable: a JSON block's lines make no other structure
     return structures
+
+
+def _first_start(structure: Structure) -> int:
+    return structure.items[0][0] if structure.items else structure.intro[0]
 
 
 def _add_item(structures: list[Structure], lists: dict[str, Structure], kind: str, marker: str, number: int,
