@@ -73,10 +73,11 @@ class JudgeOutcome:
 
 def judge_partition(config: VisibilityConfig, lake: LakeSettings, day: str, platform: str,
                     items: Sequence[JudgeItem], run_id: str, settings: CollectionSettings = CollectionSettings(),
-                    log: Callable[[str], None] = lambda _: None) -> JudgeOutcome:
+                    log: Callable[[str], None] = lambda _: None, every_item: bool = False) -> JudgeOutcome:
+    """every_item: ask about all items, not judge.yaml's share of them (a calibration)."""
     judge, judge_on = config.judge, judge_platform(config)
     assert judge is not None
-    items = [i for i in items if sampled(i, judge.share)]
+    items = [i for i in items if every_item or sampled(i, judge.share)]
     keys = [judge_key(i, judge, judge_on) for i in items]
     outcome = JudgeOutcome(day, platform)
     partition = journal_platform(platform)

@@ -245,6 +245,40 @@ JUDGE_VERDICTS = Table("judge_verdicts", _SAMPLE_KEY + (
 
 JUDGE_TABLES = (JUDGE_CALLS, JUDGE_VERDICTS)
 
+# --- judge calibrations (judge/calibration_run.py): the judge against labels people gave --------
+
+# One row per calibration and scope: all pairs, one language, one labelled set.
+JUDGE_CALIBRATIONS = Table("judge_calibrations", (
+    required("calibration_id", pa.string()),
+    required("calibrated_at", TIMESTAMP),
+    required("judge_platform", pa.string()),
+    optional("judge_model", pa.string()),
+    required("prompt_version", pa.string()),
+    required("scope", pa.string()),  # all | language | set
+    required("scope_value", pa.string()),  # all, zh, zh-Hant, en, or the set's name (reviews: the deployment's)
+    required("pairs", pa.int32()),  # labelled pairs the judge gave a verdict on
+    required("correct", pa.int32()),
+    required("accuracy", pa.float64()),
+    required("accuracy_low", pa.float64()),  # its 95% Wilson interval
+    required("accuracy_high", pa.float64()),
+    required("macro_f1", pa.float64()),
+    optional("kappa", pa.float64()),  # Cohen's κ against the labels
+    required("unjudged", pa.int32()),  # pairs without a valid verdict (an invalid reply, the budget)
+    required("requests_sent", pa.int32()),
+    optional("cost", pa.float64()),  # of this calibration's requests, as the collector recorded them
+    optional("currency", pa.string()),
+), primary_key=("calibration_id", "scope", "scope_value"))
+JUDGE_CALIBRATION_VERDICTS = Table("judge_calibration_verdicts", (
+    required("calibration_id", pa.string()),
+    required("set_name", pa.string()),
+    required("item_id", pa.string()),
+    required("brand", pa.string()),
+    required("language", pa.string()),
+    required("label", pa.string()),  # as people labelled it
+    required("verdict", pa.string()),  # as the judge did
+), primary_key=("calibration_id", "set_name", "item_id", "brand"))
+JUDGE_CALIBRATION_TABLES = (JUDGE_CALIBRATIONS, JUDGE_CALIBRATION_VERDICTS)
+
 # --- events and tasks (events/): what happened, and what to collect because of it ------------
 
 # A task's life: each change is an entry of its history.
@@ -351,5 +385,6 @@ MAINTENANCE_PASSES = Table("maintenance_passes", (
 ), primary_key=("finished_at",))
 
 TABLES = {table.name: table for table in (*JOURNAL_TABLES, *COLLECTION_TABLES, COLLECTION_RUNS, BRAND_CATALOG,
-                                          BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *JUDGE_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
+                                          BRAND_CATALOG_VERSIONS, *CLEANED_TABLES, *JUDGE_TABLES,
+                                          *JUDGE_CALIBRATION_TABLES, *EVENT_TABLES, ANALYZER_REPLAYS,
                                           NOTIFICATION_DELIVERIES, FAULT_EVENTS, MAINTENANCE_PASSES)}

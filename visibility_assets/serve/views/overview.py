@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
+from visibility_assets.judge.calibration_run import latest_calibrations
 from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
 from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
@@ -116,15 +117,19 @@ def claims(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool) -> G
 
 def sentiment_method(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:
     """Per platform, which method labelled the mentions and, for the judge, its agreement with the
-    lexicon (reads BRAND_ROWS, made by the overview)."""
+    lexicon and its latest calibration against labelled answers (reads BRAND_ROWS, made by the overview)."""
     grid = Grid.of(conn.execute(SENTIMENT_METHOD, filters.params("start")))
     agreement = {}
     if has_tables(conn, "sentiment_agreement"):
         rows = Grid.of(conn.execute(AGREEMENT, filters.params("start", "end", "platforms"))).rows
         agreement = {row["platform"]: row for row in rows}
     extra = ("judge", "week", "labelled_by_both", "agreement", "kappa")
-    rows = tuple({**row, **{k: agreement.get(row["platform"], {}).get(k) for k in extra}} for row in grid.rows)
-    return Grid(grid.columns + extra, rows)
+    calibrated = {row["judge"]: row for row in latest_calibrations(conn) if row["scope"] == "all"} if agreement else {}
+    rows = []
+    for row in grid.rows:
+        row = {**row, **{k: agreement.get(row["platform"], {}).get(k) for k in extra}}
+        rows.append({**row, "calibration": calibrated.get(row["judge"])})
+    return Grid(grid.columns + extra + ("calibration",), tuple(rows))
 
 
 def also_offered(conn: duckdb.DuckDBPyConnection, filters: Filters) -> Grid:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import duckdb
 
+from visibility_assets.judge.calibration_run import latest_calibrations
 from visibility_assets.review.ledger import accuracy
 from visibility_assets.review.queue import machine_labels, next_item
 from visibility_assets.review.store import FIELDS, QUEUES, RANDOM, ReviewStore
@@ -44,13 +45,18 @@ def review(conn: duckdb.DuckDBPyConnection, filters: Filters, store: ReviewStore
                              "question_text": item["question_text"]}}}
 
 
+CALIBRATION_COLUMNS = ("judge", "calibrated_on", "scope", "scope_value", "pairs", "correct", "accuracy", "low", "high",
+                       "macro_f1", "kappa")
+
+
 def accuracy_view(conn: duckdb.DuckDBPyConnection, filters: Filters, store: ReviewStore) -> dict:
     ledger = accuracy(conn, store.reviews(filters.brand))
     tables = {"fields": _grid(ledger["fields"], ("field", "source", "basis", "reviewed", "confirmed", "accuracy",
                                                   "low", "high", "sentence")),
               "rows": _grid(ledger["rows"], ("field", "source", "language", "platform", "reviewed", "confirmed",
                                              "accuracy", "low", "high")),
-              "agreement": _grid(ledger["agreement"], ("field", "items", "agreed", "accuracy", "low", "high"))}
+              "agreement": _grid(ledger["agreement"], ("field", "items", "agreed", "accuracy", "low", "high")),
+              "judge_calibration": _grid(latest_calibrations(conn), CALIBRATION_COLUMNS)}
     return {"ledger": ledger, "tables": tables,
             "api": {"brand": filters.brand, "skipped": ledger["skipped"], "min_reviews": ledger["min_reviews"]}}
 

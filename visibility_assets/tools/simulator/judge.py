@@ -1,6 +1,7 @@
 """The simulator as a judge: it answers judge prompts (judge/prompt.py) from the ground truth of
-the answers it wrote itself, wrong on a configurable share of brands, and now and then with a
-reply that does not validate, so the judge's whole path can be tested end to end."""
+the answers it wrote itself, and of the shipped labelled sets' answers (what `visibility judge
+calibrate` sends), wrong on a configurable share of brands, and now and then with a reply that
+does not validate, so the judge's whole path can be tested end to end."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 import re
 from collections import OrderedDict
 
+from visibility_assets.judge.calibration import read_labelled_set, shipped_sentiment_sets
 from visibility_assets.judge.prompt import SENTIMENTS, read_prompt
 from visibility_assets.tools.simulator.answers.model import BrandJudgement, ComposedAnswer
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour
@@ -35,6 +37,17 @@ class JudgeBook:
     def __init__(self) -> None:
         self.truths: OrderedDict[str, dict[str, BrandJudgement]] = OrderedDict()
         self.unknown = 0  # judge prompts about an answer this simulator did not write
+        self._labelled: dict[str, dict[str, BrandJudgement]] | None = None
+
+    def labelled(self) -> dict[str, dict[str, BrandJudgement]]:
+        """The labels of the shipped sets, by answer (read when first asked about one)."""
+        if self._labelled is None:
+            self._labelled = {}
+            for path in shipped_sentiment_sets():
+                for pair in read_labelled_set(path):
+                    self._labelled.setdefault(_key(pair.answer), {})[pair.brand] = BrandJudgement(
+                        pair.brand, pair.label, "option", ())
+        return self._labelled
 
     def remember(self, text: str | None, composed: ComposedAnswer) -> None:
         if not text or not composed.judgements:
@@ -52,7 +65,7 @@ class JudgeBook:
         if rng.random() < behaviour.judge_malformed_rate:
             template = MALFORMED_REPLIES[int(rng.random() * len(MALFORMED_REPLIES))]
             return template % brands[0] if "%s" in template else template
-        truth = self.truths.get(_key(answer))
+        truth = self.truths.get(_key(answer)) or self.labelled().get(_key(answer))
         if truth is None:
             self.unknown += 1
             truth = {}
