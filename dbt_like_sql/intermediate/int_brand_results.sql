@@ -2,7 +2,7 @@
 -- grain: request_key, brand
 -- Each answer and brand with the labels the metrics count: an analyst's where one reviewed it
 -- (label_reviews), else the analyzer's, with the sentiment the judge's where it labelled the brand
--- (judge.yaml), the lexicon's elsewhere, and whose it is; with the answer's question and its weight.
+-- (judge.yaml), the analyzer's own elsewhere, and whose it is; with the answer's question and its weight.
 SELECT
     b.request_key,
     b.date,
@@ -32,7 +32,7 @@ SELECT
          WHEN b.mentioned AND NOT b.named_unknown THEN coalesce(v.judge_sentiment, b.sentiment) END AS sentiment,
     CASE WHEN rv.request_key IS NOT NULL THEN (CASE WHEN rv.reviewed_sentiment IS NOT NULL THEN 'review' END)
          WHEN NOT b.mentioned OR b.named_unknown THEN NULL WHEN v.judge_sentiment IS NOT NULL THEN 'judge'
-         ELSE 'lexicon' END AS sentiment_source,
+         ELSE 'analyzer' END AS sentiment_source,
     b.sentiment AS lexicon_sentiment,
     v.judge_sentiment,
     v.judge_role,

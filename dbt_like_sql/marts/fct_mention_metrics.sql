@@ -53,11 +53,11 @@ SELECT
     -- How the answers that name the brand speak of it, over those answers (int_brand_results).
     {{ share_with_interval('positive_rate') }},
     {{ share_with_interval('negative_sentiment_rate') }},
-    -- Whose labels the sentiment rates count: the judge's (judge.yaml), the lexicon's, or both.
+    -- Whose labels the sentiment rates count: the judge's (judge.yaml), the analyzer's own, reviewers', or a mix.
     CASE WHEN known_mentioned_answers = 0 THEN NULL
          WHEN judge_labelled_answers = known_mentioned_answers THEN 'judge'
          WHEN review_labelled_answers = known_mentioned_answers THEN 'review'
-         WHEN judge_labelled_answers = 0 AND review_labelled_answers = 0 THEN 'lexicon'
+         WHEN judge_labelled_answers = 0 AND review_labelled_answers = 0 THEN 'analyzer'
          ELSE 'mixed' END AS sentiment_source,
     {{ share('citation_rate') }},
     {{ share('own_domain_citation_rate') }},

@@ -1,13 +1,16 @@
-"""Per-mention sentiment (clean/sentiment.py) through the analyzer, one rule per test."""
+"""The lexicon's sentiment (clean/sentiment.py) through the analyzer, one rule per test. The
+lexicon's labels and cues are what the learned model reads (clean/sentiment_model.py), so the
+rules are tested with the model off; tests/clean/test_sentiment_model.py tests the model."""
 
 import pytest
 
-from tests.clean.test_analyzer_rules import ANALYZER
+from tests.clean.test_analyzer_rules import _catalog
+from visibility_assets.clean.analyzer import Analyzer
 
 
 @pytest.fixture(scope="module")
 def analyzer():
-    return ANALYZER
+    return Analyzer(_catalog(), sentiment_model=None)
 
 
 def sentiments(analyzer, answer: str, question: str = "企业上云选哪家云服务比较好？") -> dict[str, str]:

@@ -102,7 +102,7 @@ def test_only_the_random_samples_reviews_with_a_tone_join_the_calibration(tmp_pa
                                 {"mentioned": True, "mention_count": 1, "list_rank": None, "recommended": True,
                                  "sentiment": "neutral"}, dict.fromkeys(
                                     ("mentioned", "mention_count", "list_rank", "recommended"), "analyzer")
-                                | {"sentiment": "lexicon"})
+                                | {"sentiment": "analyzer"})
         store.deal("rita", key, "腾讯云", queue)
         values = {**machine.values, "sentiment": tone} if tone else {  # not named: no tone to judge
             **machine.values, "mentioned": False, "mention_count": 0, "recommended": None, "sentiment": None}

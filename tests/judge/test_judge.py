@@ -195,7 +195,7 @@ def test_a_judge_in_billing_error_stops_after_one_request_and_the_lexicon_labels
     from tests.pipeline import materialize_for
     assert materialize_for(["fct_mention_metrics"], DAY, PLATFORM).success
     assert table("SELECT DISTINCT sentiment_source FROM fct_mention_metrics WHERE mentioned_answers > 0") == [
-        ("lexicon",)]
+        ("analyzer",)]
 
 
 @pytest.mark.dagster

@@ -187,9 +187,9 @@ def test_the_report_is_a_static_html_file_with_every_chart(visibility_home):
     assert "<script" not in html and 'src="http' not in html and 'href="http' not in html  # no server, no network
     rule = change_rule()  # the alerts section states the rule the SQL applies
     assert f"against its {rule.baseline_days}-day baseline" in html and f"p &lt; {rule.kept_p:g}" in html
-    from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
+    from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT
     # beside the sentiment figures: the method, and what its labels are worth
-    assert "Method: the lexicon" in html and f"of {LEXICON_HELD_OUT.pairs} held-out hand-labelled" in html
+    assert "Method: the analyzer" in html and f"of {SENTIMENT_HELD_OUT.pairs} held-out hand-labelled" in html
 
 
 @pytest.mark.dagster

@@ -92,7 +92,7 @@ def test_doubtful_first_reviews_never_enter_the_estimate(month, tmp_path):
             store.record("rita", queue, machine, {**machine.values, "sentiment": "positive" if queue == RANDOM
                                                   else "negative"})
         ledger = accuracy(conn, store.reviews("腾讯云"))
-    sentiment = next(f for f in ledger["fields"] if f["field"] == "sentiment" and f["source"] == "lexicon")
+    sentiment = next(f for f in ledger["fields"] if f["field"] == "sentiment" and f["source"] == "analyzer")
     assert (sentiment["reviewed"], sentiment["confirmed"], sentiment["accuracy"]) == (30, 30, 1.0)
     assert sentiment["basis"] == "reviews" and "on 30 of your reviewed mentions" in sentiment["sentence"]
 
@@ -102,7 +102,7 @@ def _labels(key: str, mentioned: bool, sentiment: str | None) -> MachineLabels:
                          {"mentioned": mentioned, "mention_count": 1, "list_rank": None, "recommended": True,
                           "sentiment": sentiment},
                          {"mentioned": "analyzer", "mention_count": "analyzer", "list_rank": "analyzer",
-                          "recommended": "analyzer", "sentiment": "lexicon"})
+                          "recommended": "analyzer", "sentiment": "analyzer"})
 
 
 def test_an_item_reviewed_as_doubtful_is_still_dealt_by_the_random_queue(tmp_path):

@@ -323,13 +323,13 @@ def test_the_workspace_reads_a_lake_with_a_postgresql_catalog(tmp_path, monkeypa
 
 
 def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_worth(workspace):
-    from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
+    from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT
 
     client = workspace.client("vera")
     query = f"brand=腾讯云&from={FIRST}&to={DAY}"
     methods = {row["platform"]: row for row in client.get(f"/api/overview?{query}").json()["sentiment_method"]}
-    assert (methods["deepseek"]["method"], methods["kimi"]["method"]) == ("lexicon", "judge")  # kimi is judged
-    assert methods["all"]["method"] == "judge and lexicon"
+    assert (methods["deepseek"]["method"], methods["kimi"]["method"]) == ("analyzer", "judge")  # kimi is judged
+    assert methods["all"]["method"] == "judge and analyzer"
     assert methods["deepseek"]["kappa"] is None and methods["deepseek"]["judged"] == 0
     with reading(workspace.lake) as conn:
         week, kappa, judge = conn.execute(
@@ -338,7 +338,12 @@ def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_
     assert (methods["kimi"]["week"], methods["kimi"]["kappa"]) == (week.isoformat(), pytest.approx(kappa))
     assert methods["kimi"]["judge"] == f"{judge} (prompt v1)"
     page = client.get(f"/overview?{query}").text
-    assert str(escape(LEXICON_HELD_OUT.sentence()[1:])) in page and 'id="sentiment-method"' in page
+    assert str(escape(SENTIMENT_HELD_OUT.sentence()[1:])) in page and 'id="sentiment-method"' in page
+    # the judge is not calibrated and the analyzer's labels are right 68% of the time: greyed, and why
+    headline = client.get(f"/api/overview?{query}").json()["sentiment_headline"]
+    assert headline["headline"] is False and "judge: its accuracy is not measured yet" in headline["reason"]
+    assert f"analyzer: {SENTIMENT_HELD_OUT.accuracy:.0%} right, under the 70%" in headline["reason"]
+    assert '<tr data-metric="positive_rate" class="greyed"' in page and '<tr data-metric="mention_rate">' in page
 
 
 def test_the_overview_shows_what_the_ais_say_about_the_brand_with_the_share_of_answers(workspace):

@@ -12,6 +12,7 @@ from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
 from visibility_assets.clean.sentiment import judge_brands
+from visibility_assets.clean.sentiment_model import SentimentModel, features_of, shipped_model
 from visibility_assets.clean.stage_clock import (
     CITATIONS,
     MATCHING,
@@ -110,6 +111,7 @@ class Analysis:
     option_list_kind: str | None = None
     capped: bool = False  # longer than the analyzer's max_answer_chars: only that much was read
     untracked: tuple[UntrackedName, ...] = ()  # options the catalog does not know (clean/untracked.py)
+    sentiment_features: dict[str, list[str]] | None = None  # per brand, when asked (the model's training)
 
     def as_invalid(self, reason: str) -> Analysis:
         """This answer counted as invalid for a reason the text cannot show (the platform cut it
@@ -165,9 +167,11 @@ class Analyzer:
     """clock: a StageClock to time the stages with (the benchmark's), None to run without."""
 
     def __init__(self, catalog: BrandCatalog, max_answer_chars: int = MAX_ANSWER_CHARS,
-                 clock: StageClock | None = None):
+                 clock: StageClock | None = None, sentiment_model: SentimentModel | None | bool = True):
+        """sentiment_model: True for the shipped one (clean/sentiment_model.py), None for the lexicon alone."""
         self.max_answer_chars = max_answer_chars
         self.clock = clock
+        self.sentiment_model = shipped_model() if sentiment_model is True else sentiment_model or None
         # The negative cues first: a marker is one of them when its index is below gates_end.
         # Then the words without which no brand is named but unknown (clean/unknown.py).
         markers = (*NEGATIVE_GATE_CUES, *(word for word in MARKERS if word not in NEGATIVE_GATE_CUES))
@@ -186,7 +190,8 @@ class Analyzer:
         self.alias_keys = frozenset(untracked_key(alias) for brand in catalog.brands
                                     for alias in (brand.name, *brand.aliases))
 
-    def analyze(self, answer: str, question: str, category: str) -> Analysis:
+    def analyze(self, answer: str, question: str, category: str, with_features: bool = False) -> Analysis:
+        """with_features: keep each mentioned brand's sentiment features, as the lexicon saw them."""
         clock = self.clock
         if clock:
             clock.start()
@@ -245,6 +250,9 @@ class Analyzer:
             clock.lap(RECOMMENDATION)
         cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
         _judge_sentiment(body, accepted, mentions, brands, advised, cues)
+        features = features_of(body, accepted, brands) if with_features else None
+        if self.sentiment_model and brands:
+            self.sentiment_model.relabel(body, accepted, brands)
         _mark_named_unknown(unknown, brands)
         if clock:
             clock.lap(SENTIMENT)
@@ -256,7 +264,8 @@ class Analyzer:
         if clock:
             clock.lap(CITATIONS)
         return Analysis(True, None, category_brands, brands, citations, has_citation, hits, normalized,
-                        structure.kind if structure else None, capped, untracked)
+                        structure.kind if structure else None, capped, untracked,
+                        features if with_features else None)
 
     # --- validity ---------------------------------------------------------------------
 

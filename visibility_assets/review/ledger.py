@@ -20,6 +20,9 @@ from visibility_assets.review.shipped_accuracy import SHIPPED_FIGURES
 from visibility_assets.review.store import CONFIRMED, FIELDS, RANDOM, Review
 
 MIN_REVIEWS = 30
+# A sentiment share is a headline figure only where the labels behind it are right this often
+# (measured: the random reviews, else the shipped held-out set or the judge's calibration).
+HEADLINE_ACCURACY = 0.70
 ALL = "all"
 
 LEDGER = """
@@ -100,6 +103,22 @@ def accuracy(conn: duckdb.DuckDBPyConnection, reviews: list[Review]) -> dict:
     skipped = sum(1 for r in reviews if r.queue == RANDOM and r.skipped)
     return {"fields": fields, "rows": rows, "agreement": agreement, "skipped": skipped,
             "min_reviews": MIN_REVIEWS}
+
+
+def sentiment_headline(entries: list[dict], sources: set[str], calibrated: dict[str, float]) -> dict:
+    """Whether the sentiment shares are headline figures: every label source behind them
+    (`sources`: analyzer, judge; a reviewer's label is right by definition) measured at least
+    HEADLINE_ACCURACY. entries: the ledger's sentiment entries; calibrated: the judge's latest
+    calibration accuracy by source, used where the reviews have not measured it."""
+    held_down = []
+    for source in sorted(sources - {"review"}):
+        entry = next((e for e in entries if e["source"] == source), None)
+        measured = entry["accuracy"] if entry and entry["basis"] != "none" else calibrated.get(source)
+        if measured is None:
+            held_down.append(f"{source}: its accuracy is not measured yet")
+        elif measured < HEADLINE_ACCURACY:
+            held_down.append(f"{source}: {measured:.0%} right, under the {HEADLINE_ACCURACY:.0%} a headline figure needs")
+    return {"headline": not held_down, "reason": "; ".join(held_down) or None}
 
 
 def _headline(field: str, source: str, measured: dict | None) -> dict:

@@ -64,7 +64,7 @@ class MachineLabels:
     analyzer_version: str | None
     judge_model: str | None
     values: dict  # field -> value (JSON scalar or None)
-    sources: dict  # field -> analyzer | lexicon | judge
+    sources: dict  # field -> analyzer | judge (the review's own is 'review')
 
 
 @dataclass(frozen=True)

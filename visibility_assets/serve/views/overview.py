@@ -8,7 +8,8 @@ from __future__ import annotations
 import duckdb
 
 from visibility_assets.judge.calibration_run import latest_calibrations
-from visibility_assets.review.shipped_accuracy import LEXICON_HELD_OUT
+from visibility_assets.review.ledger import sentiment_headline
+from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT, SHIPPED_FIGURES
 from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
 from visibility_assets.measure.metric_catalog import metric_catalog
@@ -65,11 +66,11 @@ WITH mentions AS (
     GROUP BY GROUPING SETS ((platform), ())
 )
 SELECT platform, mentioned, judged, named_unknown, reviewed_sentiment, reviewed,
-       CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 AND reviewed_sentiment = 0 THEN 'lexicon'
+       CASE WHEN mentioned = 0 THEN NULL WHEN judged = 0 AND reviewed_sentiment = 0 THEN 'analyzer'
             WHEN judged = mentioned THEN 'judge' WHEN reviewed_sentiment = mentioned THEN 'review'
-            WHEN reviewed_sentiment = 0 THEN 'judge and lexicon'
+            WHEN reviewed_sentiment = 0 THEN 'judge and analyzer'
             ELSE concat_ws(', ', 'reviewers', CASE WHEN judged > 0 THEN 'judge' END,
-                           CASE WHEN judged + reviewed_sentiment < mentioned THEN 'lexicon' END) END AS method
+                           CASE WHEN judged + reviewed_sentiment < mentioned THEN 'analyzer' END) END AS method
 FROM mentions
 ORDER BY platform = 'all' DESC, platform
 """
@@ -161,12 +162,31 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = F
     ledger = {}
     for entry in (accuracy or {}).get("fields", ()):
         ledger.setdefault(entry["field"], []).append(entry)
+    sentiment = _sentiment_headline(method, ledger.get("sentiment", []))
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
                        "sentiment_method": method, "claims": claims(conn, filters, quotes),
                        "also_recommended": also_offered(conn, filters)},
-            "by_metric": by_metric, "columns": columns, "lexicon_accuracy": LEXICON_HELD_OUT.sentence(),
+            "by_metric": by_metric, "columns": columns, "sentiment_accuracy": SENTIMENT_HELD_OUT.sentence(),
             "quotes": quotes, "reviewed": {row["platform"]: row["reviewed"] or 0 for row in method.rows},
+            "sentiment_headline": sentiment,
             "accuracy": {metric: ledger.get(field, []) for metric, field in METRIC_FIELDS.items()},
             "api": {"accuracy": {metric: [entry["sentence"] for entry in ledger.get(field, [])]
-                                 for metric, field in METRIC_FIELDS.items()}}}
+                                 for metric, field in METRIC_FIELDS.items()},
+                    "sentiment_headline": sentiment}}
+
+
+SENTIMENT_METRICS = ("positive_rate", "negative_sentiment_rate")
+
+
+def _sentiment_headline(method: Grid, entries: list[dict]) -> dict:
+    """Whether the sentiment shares are headline figures, by the accuracy of who labelled them."""
+    overall = next((row for row in method.rows if row["platform"] == "all"), None)
+    named = (overall or {}).get("method") or ""
+    sources = {source for source, word in (("analyzer", "analyzer"), ("judge", "judge"), ("review", "review"))
+               if word in named}
+    if not entries:  # no ledger (no reviews read): the shipped figure of the analyzer's own labels
+        entries = [{"source": "analyzer", "basis": "shipped", "accuracy": SHIPPED_FIGURES["sentiment"].accuracy}]
+    calibration = next((row["calibration"] for row in method.rows if row.get("calibration")), None)
+    calibrated = {"judge": calibration["accuracy"]} if calibration else {}
+    return sentiment_headline(entries, sources or {"analyzer"}, calibrated)
 
