@@ -46,6 +46,7 @@ def journal(sql: str) -> list[tuple]:
 
 
 @pytest.mark.slow
+@pytest.mark.loopback
 def test_the_calibration_finds_the_error_rate_the_judge_was_given_at_the_cost_the_collector_recorded(
         erring_judge, capsys):
     code, report, told = calibrate(capsys)
@@ -71,6 +72,7 @@ def test_the_calibration_finds_the_error_rate_the_judge_was_given_at_the_cost_th
 
 
 @pytest.mark.slow
+@pytest.mark.loopback
 def test_a_dry_run_prints_the_plan_and_sends_nothing(erring_judge, capsys):
     code, report, told = calibrate(capsys, "--dry-run")
     assert code == 0 and report is None and "expected cost:" in told
@@ -78,6 +80,7 @@ def test_a_dry_run_prints_the_plan_and_sends_nothing(erring_judge, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.loopback
 def test_a_bad_line_in_a_labelled_set_is_named_and_nothing_is_sent(erring_judge, tmp_path, capsys):
     bad = tmp_path / "labels.jsonl"
     good = SHIPPED.read_text(encoding="utf-8").splitlines()[0]
