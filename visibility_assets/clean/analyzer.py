@@ -12,7 +12,7 @@ from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
 from visibility_assets.clean.sentiment import judge_brands
-from visibility_assets.clean.sentiment_model import SentimentModel, features_of, shipped_model
+from visibility_assets.clean.sentiment_model import SentimentModel, all_contexts, features_of, shipped_model
 from visibility_assets.clean.stage_clock import (
     CITATIONS,
     MATCHING,
@@ -139,9 +139,10 @@ class Analysis:
 
 
 def _judge_sentiment(body: str, accepted: list[AliasHit], mentions: dict[str, list[int]],
-                     brands: dict[str, BrandResult], advised: set[str], cues: AnswerCues) -> None:
+                     brands: dict[str, BrandResult], advised: set[str], cues: AnswerCues,
+                     every_context: dict | None) -> None:
     starts = list(dict.fromkeys(hit.start for hit in accepted))  # the hits come in text order
-    for name, judged in judge_brands(body, cues, mentions, advised, starts).items():
+    for name, judged in judge_brands(body, cues, mentions, advised, starts, every_context).items():
         result = brands[name]
         result.sentiment, result.sentiment_cues = judged.overall.label, judged.overall.cues
         result.mention_sentiments = judged.mentions
@@ -249,10 +250,11 @@ class Analyzer:
         if clock:
             clock.lap(RECOMMENDATION)
         cues = find_cues(body, markers, self.marker_table, scope.body_end, scope.blocks)
-        _judge_sentiment(body, accepted, mentions, brands, advised, cues)
-        features = features_of(body, accepted, brands) if with_features else None
+        every_context = all_contexts(body, accepted) if self.sentiment_model or with_features else None
+        _judge_sentiment(body, accepted, mentions, brands, advised, cues, every_context)
+        features = features_of(body, accepted, brands, every_context) if with_features else None
         if self.sentiment_model and brands:
-            self.sentiment_model.relabel(body, accepted, brands)
+            self.sentiment_model.relabel(body, accepted, brands, every_context)
         _mark_named_unknown(unknown, brands)
         if clock:
             clock.lap(SENTIMENT)

@@ -50,18 +50,18 @@ def mention_contexts(body: str, starts: list[int], cue_starts: list[int]) -> dic
             high = blocks.get(line_start)
             if high is None:
                 high = blocks[line_start] = _block_end(body, line_start, line_end)
-        elif not _holds(cue_starts, line_start, line_end):
+        elif not holds(cue_starts, line_start, line_end):
             contexts[start] = None  # a sentence lies within its line
             continue
         else:
             low, high = _sentence(body, start, line_start, line_end, sentence_marks)
             if index and starts[index - 1] >= low or index < last and starts[index + 1] < high:
                 low, high = _clause(body, start, low, high, clause_marks)  # another mention in the sentence
-        contexts[start] = (low, high) if _holds(cue_starts, low, high) else None
+        contexts[start] = (low, high) if holds(cue_starts, low, high) else None
     return contexts
 
 
-def _holds(positions: list[int], low: int, high: int) -> bool:
+def holds(positions: list[int], low: int, high: int) -> bool:
     """Whether one of the sorted positions lies in low..high."""
     index = bisect_left(positions, low)
     return index < len(positions) and positions[index] < high

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from typing import NamedTuple
 
 from visibility_assets.clean.cues import AnswerCues, Cue
-from visibility_assets.clean.mention_context import mention_contexts
+from visibility_assets.clean.mention_context import holds, mention_contexts
 
 POSITIVE, NEUTRAL, NEGATIVE = "positive", "neutral", "negative"
 BEFORE_CONTRAST, AFTER_CONTRAST = 0.75, 1.25
@@ -51,14 +51,18 @@ COMPARES = object()  # a context that compares: its score depends on where the b
 
 
 def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]], advised: set[str],
-                 starts: list[int]) -> dict[str, BrandSentiment]:
+                 starts: list[int], every_context: dict[int, tuple[int, int]] | None = None) -> dict[str, BrandSentiment]:
     """The sentiment of each brand and of each of its mentions, from the contexts of its hits in
     `body` (normalized, lower case). cues: find_cues; mentions: the starts of each brand's
     accepted hits, in text order, the brands in order of first mention; advised: the brands the
-    answer advises against; starts: every accepted hit's start, sorted, once."""
+    answer advises against; starts: every accepted hit's start, sorted, once; every_context: each
+    hit's context found already (the learned model reads them all), else they are looked for here."""
     # A context with a comparison but no cue word is read too: "X 不如 Y" ranks the two by itself.
     markers = sorted(cues.starts + cues.flips_before.starts) if cues.flips_before.starts else cues.starts
-    contexts = mention_contexts(body, starts, markers)
+    if every_context is None:
+        contexts = mention_contexts(body, starts, markers)
+    else:  # the same spans: only those that hold a cue are read
+        contexts = {start: span if span and holds(markers, *span) else None for start, span in every_context.items()}
     scores: dict[tuple[int, int], Scored | object] = {}  # one that compares nothing scores the same for every brand
     judged = {}
     for name, brand_starts in mentions.items():

@@ -84,13 +84,13 @@ def _masked(body: str, low: int, high: int, hits, brand: str) -> str:
     return "^" + SPACE.sub(" ", "".join(pieces)) + "$"
 
 
-def features_of(body: str, hits, brands: dict) -> dict[str, list[str]]:
+def features_of(body: str, hits, brands: dict, contexts: dict) -> dict[str, list[str]]:
     """Every mentioned brand's features, from the lexicon's labels (before any relabelling)."""
-    contexts = _contexts(body, hits)
     return {name: brand_features(body, contexts, hits, name, result) for name, result in brands.items()}
 
 
-def _contexts(body: str, hits) -> dict:
+def all_contexts(body: str, hits) -> dict:
+    """Every accepted hit's context (clean/mention_context.py)."""
     starts = sorted({hit.start for hit in hits})
     return mention_contexts(body, starts, starts)  # every hit its own cue: each has a context
 
@@ -171,10 +171,10 @@ class SentimentModel:
         best = max(range(3), key=z.__getitem__)
         return LABELS[best], exp[best] / sum(exp)
 
-    def relabel(self, body: str, hits, brands: dict) -> None:
+    def relabel(self, body: str, hits, brands: dict, contexts: dict) -> None:
         """Each mentioned brand's sentiment as the model labels it (its cues stay the lexicon's,
-        which explain it); every brand's features from the lexicon's labels, before any changes."""
-        contexts = _contexts(body, hits)
+        which explain it); every brand's features from the lexicon's labels, before any changes.
+        contexts: all_contexts."""
         names = list(brands)
         labels = self.predict_brands([context_texts(body, contexts, hits, name) for name in names],
                                      [brand_signals(brands[name]) for name in names])
