@@ -46,28 +46,13 @@ def load_set(path: Path = SET) -> list[dict]:
 def score(gold: list[str], predicted: list[str]) -> dict:
     """Accuracy, macro-F1 over the three classes, per-class figures and the confusion matrix
     (`confusion[gold][predicted]`). A class never predicted has precision 0."""
+    from visibility_assets.core.label_scores import label_scores
+
     if len(gold) != len(predicted):
         raise ValueError("gold and predicted differ in length")
-    confusion = {g: {p: 0 for p in LABELS} for g in LABELS}
-    for g, p in zip(gold, predicted):
-        confusion[g][p] += 1
-    per_class = {}
-    for label in LABELS:
-        tp = confusion[label][label]
-        predicted_n = sum(confusion[g][label] for g in LABELS)
-        support = sum(confusion[label].values())
-        precision = tp / predicted_n if predicted_n else 0.0
-        recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
-    n = len(gold)
-    return {
-        "n": n,
-        "accuracy": sum(g == p for g, p in zip(gold, predicted)) / n if n else 0.0,
-        "macro_f1": sum(c["f1"] for c in per_class.values()) / len(LABELS),
-        "per_class": per_class,
-        "confusion": confusion,
-    }
+    scores = label_scores(zip(gold, predicted), LABELS)
+    return {"n": scores.n, "accuracy": scores.accuracy, "macro_f1": scores.macro_f1,
+            "per_class": scores.per_class, "confusion": scores.confusion}
 
 
 def halves(items: list[dict]) -> tuple[list[dict], list[dict]]:

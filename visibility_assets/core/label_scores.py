@@ -31,6 +31,7 @@ class LabelScores:
     macro_f1: float
     kappa: float | None  # None when chance agreement is total (one label on both sides)
     confusion: dict  # gold -> predicted -> count
+    per_class: dict  # label -> precision, recall, f1, support
 
     def as_json(self) -> dict:
         return {"n": self.n, "correct": self.correct, "accuracy": round(self.accuracy, 4),
@@ -46,17 +47,19 @@ def label_scores(pairs: Iterable[tuple[str, str]], labels: Sequence[str]) -> Lab
     confusion = {gold: {predicted: 0 for predicted in labels} for gold in labels}
     for gold, predicted in pairs:
         confusion[gold][predicted] += 1
-    f1s = []
+    per_class = {}
     for label in labels:
         true_positive = confusion[label][label]
         predicted_as = sum(confusion[gold][label] for gold in labels)
         gold_as = sum(confusion[label].values())
         precision = true_positive / predicted_as if predicted_as else 0.0
         recall = true_positive / gold_as if gold_as else 0.0
-        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": gold_as}
     gold_counts, predicted_counts = Counter(g for g, _ in pairs), Counter(p for _, p in pairs)
     chance = sum(gold_counts[label] * predicted_counts[label] for label in labels) / (n * n) if n else 0.0
     observed = correct / n if n else 0.0
     kappa = (observed - chance) / (1 - chance) if n and chance < 1 else None
     low, high = wilson_interval(correct, n)
-    return LabelScores(n, correct, observed, low, high, sum(f1s) / len(labels), kappa, confusion)
+    macro_f1 = sum(c["f1"] for c in per_class.values()) / len(labels)
+    return LabelScores(n, correct, observed, low, high, macro_f1, kappa, confusion, per_class)
