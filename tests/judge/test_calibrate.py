@@ -12,7 +12,7 @@ from tests.conftest import write_config
 from visibility_assets.cli.main import main
 from visibility_assets.config import EXAMPLE_CONFIG_DIR, load_config
 from visibility_assets.judge.calibration import REPOSITORY, read_labelled_set
-from visibility_assets.judge.calibration_run import reviewed_pairs
+from visibility_assets.judge.calibration_run import latest_calibrations, reviewed_pairs
 from visibility_assets.review.store import DOUBTFUL, RANDOM, MachineLabels, ReviewStore
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
 from visibility_assets.tools.simulator.server import SimulatorServer
@@ -63,6 +63,12 @@ def test_the_calibration_finds_the_error_rate_the_judge_was_given_at_the_cost_th
         ("all", "all", report["overall"]["n"])]
     assert journal("SELECT count(*), count(*) FILTER (WHERE label <> verdict) FROM judge_calibration_verdicts") == [
         (report["overall"]["n"], report["overall"]["n"] - report["overall"]["correct"])]
+    from tests.pipeline import read_warehouse
+    with read_warehouse() as conn:  # what the workspace shows beside the judge
+        shown = {(row["scope"], row["scope_value"]): row for row in latest_calibrations(conn)}
+    assert shown[("all", "all")]["judge"] == "deepseek-flash (prompt v1)"
+    assert shown[("all", "all")]["accuracy"] == pytest.approx(report["overall"]["accuracy"])
+    assert {value for scope, value in shown if scope == "language"} == {"zh", "en"}
 
     sent = erring_judge.app.stats[JUDGE].judged
     code, again, told = calibrate(capsys)  # judged before: read back, not paid again

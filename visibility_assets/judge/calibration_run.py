@@ -49,6 +49,7 @@ WHERE list_contains($keys, request_key)
 RUN_COST = """
 SELECT sum(cost), any_value(currency) FROM journal_answers WHERE platform = $platform AND run_id = $run_id
 """
+CALIBRATIONS_RECHECK_S = 60.0
 # Each judge's (model and prompt) latest calibration, every scope of it.
 LATEST_CALIBRATIONS = """
 WITH latest AS (
@@ -183,7 +184,8 @@ def _exists(lake: LakeSettings) -> bool:
 
 def latest_calibrations(conn: duckdb.DuckDBPyConnection) -> list[dict]:
     """Each judge's latest calibration, a row per scope (all, each language, each set)."""
-    if not has_tables(conn, JUDGE_CALIBRATIONS.name):
+    # Only `visibility judge calibrate` makes the table: a workspace without one asks once a minute.
+    if not has_tables(conn, JUDGE_CALIBRATIONS.name, recheck_absent_s=CALIBRATIONS_RECHECK_S):
         return []
     cursor = conn.execute(LATEST_CALIBRATIONS)
     columns = [d[0] for d in cursor.description]

@@ -109,8 +109,17 @@ def existing_tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return names
 
 
-def has_tables(conn: duckdb.DuckDBPyConnection, *names: str) -> bool:
-    """Whether the lake has all these tables (or views): asked of the catalog until they are seen."""
-    if all(schema_cache.knows(conn, "exists " + name) for name in names):
+def has_tables(conn: duckdb.DuckDBPyConnection, *names: str, recheck_absent_s: float | None = None) -> bool:
+    """Whether the lake has all these tables (or views): asked of the catalog until they are seen;
+    with recheck_absent_s, one seen missing is asked again only after that long."""
+    facts = ["exists " + name for name in names]
+    if all(schema_cache.knows(conn, fact) for fact in facts):
         return True
-    return set(names) <= existing_tables(conn)
+    if recheck_absent_s is not None and any(schema_cache.absent_lately(conn, f, recheck_absent_s) for f in facts):
+        return False
+    found = set(names) <= existing_tables(conn)
+    if not found and recheck_absent_s is not None:
+        for fact in facts:
+            if not schema_cache.knows(conn, fact):
+                schema_cache.learn_absent(conn, fact)
+    return found

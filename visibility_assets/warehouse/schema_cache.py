@@ -12,12 +12,14 @@ a failed transaction created may never have been committed, so a failure forgets
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import duckdb
 
 TOKEN_TABLE = "memory.main.visibility_engine"
 _KNOWN: dict[str, set[str]] = {}
+_ABSENT: dict[tuple[str, str], float] = {}  # (token, fact) -> when it was last seen absent (monotonic)
 _LOCK = threading.Lock()
 
 
@@ -39,6 +41,22 @@ def knows(conn: duckdb.DuckDBPyConnection, fact: str) -> bool:
     token = _token(conn)
     with _LOCK:
         return token is not None and fact in _KNOWN.get(token, ())
+
+
+def absent_lately(conn: duckdb.DuckDBPyConnection, fact: str, within_s: float) -> bool:
+    """Whether this DuckDB saw the fact false less than within_s ago: an optional table that
+    another process may create (a judge calibration) is asked of the catalog at most that often."""
+    token = _token(conn)
+    with _LOCK:
+        seen = _ABSENT.get((token, fact)) if token is not None else None
+    return seen is not None and time.monotonic() - seen < within_s
+
+
+def learn_absent(conn: duckdb.DuckDBPyConnection, fact: str) -> None:
+    token = _token(conn)
+    if token is not None:
+        with _LOCK:
+            _ABSENT[(token, fact)] = time.monotonic()
 
 
 def learn(conn: duckdb.DuckDBPyConnection, *facts: str) -> None:
