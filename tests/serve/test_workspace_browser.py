@@ -55,6 +55,10 @@ def _log_in(driver, base: str, name: str) -> None:
     driver.find_element(By.ID, "login-name").send_keys(name)
     driver.find_element(By.ID, "login-password").send_keys(PASSWORD)
     driver.find_element(By.ID, "login-submit").click()
+    # The next page is the overview: wait for it, or a get() right after races the login's redirect.
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, 30).until(lambda d: "/login" not in d.current_url and d.execute_script(
+        "return document.readyState") == "complete")
 
 
 def _shot(driver, name: str, folder: Path) -> Path:
