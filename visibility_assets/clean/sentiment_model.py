@@ -194,9 +194,11 @@ def read_model(data: dict) -> SentimentModel:
 
 
 @cache
-def shipped_model() -> SentimentModel | None:
-    """The model shipped with the package, or None when there is none (it is then not used)."""
+def shipped_model() -> SentimentModel:
+    """The model shipped with the package (a package without it is broken: say so, never fall
+    back to other labels silently)."""
     resource = files("visibility_assets.clean").joinpath(MODEL_FILE)
     if not resource.is_file():
-        return None
+        raise FileNotFoundError(f"visibility_assets/clean/{MODEL_FILE} is missing from the installed package:"
+                                " reinstall it, or train it with scripts/train_sentiment_model.py")
     return read_model(json.loads(gzip.decompress(resource.read_bytes())))
