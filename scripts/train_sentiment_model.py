@@ -27,13 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from visibility_assets.clean.analyzer import Analyzer  # noqa: E402
-from visibility_assets.clean.sentiment_model import (  # noqa: E402
-    FEATURE_VERSION,
-    LABELS,
-    MODEL_FILE,
-    SentimentModel,
-    held_out_pair,
-)
+from visibility_assets.clean.sentiment_model import FEATURE_VERSION, LABELS, MODEL_FILE, SentimentModel, held_out_pair  # noqa: E402
 from visibility_assets.config import load_catalog  # noqa: E402
 from visibility_assets.core.label_scores import label_scores  # noqa: E402
 
@@ -48,7 +42,8 @@ KEEP_WEIGHT = 1e-3  # a feature whose weights all stay below this is left out of
 
 def labelled_pairs() -> list[dict]:
     files = [EVAL / "sentiment.jsonl", *sorted((EVAL / "sentiment_corpus").glob("*.jsonl"))]
-    return [json.loads(line) for path in files for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for path in files
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def held_out(pair: dict) -> bool:

@@ -7,8 +7,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from visibility_assets.clean.advice import NEGATIVE_GATE_CUES, advised_against_brands, avoid_list_brands
-from visibility_assets.clean.echo import question_echo, question_terms
 from visibility_assets.clean.cues import MARKERS, AnswerCues, find_cues, marker_table
+from visibility_assets.clean.echo import question_echo, question_terms
 from visibility_assets.clean.matcher import AliasHit, AliasMatcher
 from visibility_assets.clean.sense import about_another_meaning, set_aside_common_words
 from visibility_assets.clean.sentiment import judge_brands

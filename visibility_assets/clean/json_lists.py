@@ -45,7 +45,8 @@ def json_option_lists(body: str) -> tuple[JsonList | None, list[tuple[int, int]]
             if span:
                 found.items.append((*span, True))
                 found.ranks.append(rank)
-        avoided_spans = [span for element in avoided for span in [cursor.find(_name_and_rank(element)[0] or "")] if span]
+        avoided_spans = [span for span in (cursor.find(_name_and_rank(element)[0] or "") for element in avoided)
+                         if span]
         return (found if found.items else None), avoided_spans
     return None, []
 

@@ -52,7 +52,8 @@ def set_aside_common_words(accepted: list[AliasHit], normalized: NormalizedText)
     text = normalized.text
     rejected = set()
     for hit in accepted:
-        if hit.start > 0 and text[hit.start - 1] == "." and NAMESPACE_BEFORE.search(text, max(0, hit.start - 12), hit.start):
+        if hit.start > 0 and text[hit.start - 1] == "." and NAMESPACE_BEFORE.search(
+                text, max(0, hit.start - 12), hit.start):
             hit.rule = LANGUAGE_NAMESPACE
             rejected.add(id(hit))
     candidates = [h for h in accepted if _capitalised(h.alias) and id(h) not in rejected]

@@ -50,8 +50,8 @@ SILENT = Sentiment(NEUTRAL, (), 0.0)  # of a context without cues
 COMPARES = object()  # a context that compares: its score depends on where the brand stands in it
 
 
-def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]], advised: set[str],
-                 starts: list[int], every_context: dict[int, tuple[int, int]] | None = None) -> dict[str, BrandSentiment]:
+def judge_brands(body: str, cues: AnswerCues, mentions: dict[str, list[int]], advised: set[str], starts: list[int],
+                 every_context: dict[int, tuple[int, int]] | None = None) -> dict[str, BrandSentiment]:
     """The sentiment of each brand and of each of its mentions, from the contexts of its hits in
     `body` (normalized, lower case). cues: find_cues; mentions: the starts of each brand's
     accepted hits, in text order, the brands in order of first mention; advised: the brands the

@@ -18,9 +18,9 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
 
 import numpy as np
-from importlib.resources import files
 
 from visibility_assets.clean.mention_context import mention_contexts
 
@@ -188,7 +188,8 @@ class SentimentModel:
 
 def read_model(data: dict) -> SentimentModel:
     if data.get("feature_version") != FEATURE_VERSION or tuple(data.get("labels", ())) != LABELS:
-        raise ValueError(f"the sentiment model is for features {data.get('feature_version')!r}, not {FEATURE_VERSION!r}")
+        raise ValueError(f"the sentiment model is for features {data.get('feature_version')!r},"
+                         f" not {FEATURE_VERSION!r}")
     return SentimentModel(data["feature_version"], tuple(data["bias"]),
                           {k: tuple(v) for k, v in data["weights"].items()}, data.get("trained", {}))
 

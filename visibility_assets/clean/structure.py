@@ -15,7 +15,8 @@ CN_NUMERAL = "[一二三四五六七八九十]{1,3}"
 # (一、 and (一), which is what NFKC makes of （一）), or a marker (- * + • ·). Group 1 or 3 holds
 # the digits, 2 or 4 the Chinese numeral.
 LIST_ITEM = re.compile(
-    r" ?(?:(\d{1,2})(?:[.)、](?!\d)|\ufe0f?\u20e3|\s*\((?:并列|tie|tied)[^)\n]{0,6}\))\s*|(" + CN_NUMERAL + r")、\s*|\((?:(\d{1,2})|(" + CN_NUMERAL + r"))\)\s*"
+    r" ?(?:(\d{1,2})(?:[.)、](?!\d)|\ufe0f?\u20e3|\s*\((?:并列|tie|tied)[^)\n]{0,6}\))\s*|(" + CN_NUMERAL + r")、\s*|"
+    r"\((?:(\d{1,2})|(" + CN_NUMERAL + r"))\)\s*"
     r"|[-*+•·]\s+)(?=\S)")
 # An emoji or symbol used as a bullet (✅ 👉 ▶️ 🔹), then a space; not one that flags a note (⚠️ ❗ 💡 📌).
 EMOJI_ITEM = re.compile(r" ?((?![\u26a0\u2757\u2755\u2753\U0001f4a1\U0001f4cc\U0001f4dd])[\u2190-\u2bff\U0001f300-\U0001faff])\ufe0f?\s*(?=[^\s\u2190-\u2bff\U0001f300-\U0001faff])")

@@ -93,7 +93,8 @@ def render(run) -> str:
     overall = result.overall
     lines.append(f"error rate: {1 - overall.accuracy:.3f} ({1 - overall.high:.3f}-{1 - overall.low:.3f})")
     if result.unjudged:
-        lines.append(f"{result.unjudged} pairs have no valid verdict (an invalid reply or the judge's budget): not scored")
+        lines.append(f"{result.unjudged} pairs have no valid verdict (an invalid reply or the judge's budget):"
+                     " not scored")
     cost = f"{run.cost:.6f} {run.currency}" if run.cost is not None else "none recorded"
     lines.append(f"sent {run.outcome.sent} requests; cost as the collector recorded it: {cost}")
     lines.append(f"recorded as calibration {run.calibration_id} in judge_calibrations")

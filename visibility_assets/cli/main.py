@@ -29,7 +29,8 @@ from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
-SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve, users, bench)
+SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
+               users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,8 +5,8 @@ judge_calibrations and judge_calibration_verdicts."""
 from __future__ import annotations
 
 import uuid
-from contextlib import ExitStack
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -39,7 +39,12 @@ from visibility_assets.judge.run import JudgeOutcome, judge_partition
 from visibility_assets.review.store import RANDOM, ReviewStore
 from visibility_assets.warehouse.db import ensure_table, has_tables, insert_batch
 from visibility_assets.warehouse.lake import LakeSettings, reading, write_with_retry
-from visibility_assets.warehouse.tables import JOURNAL_TABLES, JUDGE_CALIBRATION_TABLES, JUDGE_CALIBRATION_VERDICTS, JUDGE_CALIBRATIONS
+from visibility_assets.warehouse.tables import (
+    JOURNAL_TABLES,
+    JUDGE_CALIBRATION_TABLES,
+    JUDGE_CALIBRATION_VERDICTS,
+    JUDGE_CALIBRATIONS,
+)
 
 REVIEWED_ANSWERS = """
 SELECT request_key, question_text, answer_text, category FROM raw_ai_responses
@@ -144,7 +149,8 @@ def run_calibration(config: VisibilityConfig, lake: LakeSettings, plan: Calibrat
                               every_item=True)
     verdicts = {(v["request_key"], v["brand"]): v["sentiment"] for v in outcome.verdicts}
     with reading(lake) as conn:
-        cost, currency = conn.execute(RUN_COST, {"platform": journal_platform(CALIBRATION), "run_id": calibration_id}).fetchone()
+        cost, currency = conn.execute(RUN_COST, {"platform": journal_platform(CALIBRATION),
+                                                 "run_id": calibration_id}).fetchone()
     run = CalibrationRun(calibration_id, score_verdicts(plan.pairs, verdicts), outcome, cost, currency)
     record_calibration(lake, config, run)
     return run

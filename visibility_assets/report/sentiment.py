@@ -7,8 +7,8 @@ from datetime import date as Date
 
 import duckdb
 
-from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT
 from visibility_assets.core.visible_text import html_text as escape
+from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT
 from visibility_assets.warehouse.db import has_tables
 
 SOURCES = """
@@ -28,15 +28,17 @@ def sentiment_method_note(conn: duckdb.DuckDBPyConnection, day: Date) -> str:
     measured = SENTIMENT_HELD_OUT.sentence()
     measured = measured[0].upper() + measured[1:] + "."
     if not judged:
-        return (f'<p class="note sentiment-method"><b>Method: the analyzer</b> (a learned model; the lexicon\'s cue words explain each label)'
-                f" labelled all {mentioned} mentions. {escape(measured)} Read a share as a tendency, not as a fact about each answer.</p>")
+        return ('<p class="note sentiment-method"><b>Method: the analyzer</b> (a learned model; the lexicon\'s'
+                f" cue words explain each label) labelled all {mentioned} mentions. {escape(measured)} Read a share"
+                " as a tendency, not as a fact about each answer.</p>")
     rows = conn.execute(JUDGES, {"day": day}).fetchall() if has_tables(conn, "sentiment_agreement") else []
     models = sorted({f"{model} (prompt {version})" for _, model, version, *_ in rows}) or ["judge.yaml's model"]
     head = "<tr><th>platform</th><th>judge</th><th>labelled by both</th><th>agreement</th><th>Cohen's κ</th></tr>"
     body = "".join(f"<tr><td>{escape(p)}</td><td>{escape(m)} ({escape(v)})</td><td>{n}</td><td>{a:.0%}</td>"
                    f"<td>{'–' if k is None else f'{k:.2f}'}</td></tr>" for p, m, v, n, a, k in rows)
     agreement = (f"<table>{head}{body}</table>" if rows else "")
-    share = f"all {mentioned} mentions" if judged == mentioned else f"{judged} of {mentioned} mentions; the analyzer the rest"
+    share = (f"all {mentioned} mentions" if judged == mentioned
+             else f"{judged} of {mentioned} mentions; the analyzer the rest")
     return (f'<p class="note sentiment-method"><b>Method: the judge model</b> {escape(", ".join(models))} labelled'
             f" {share}. The judge's agreement with the analyzer this"
             " week, on the mentions both labelled (κ: 1 full agreement, 0 no more than chance), is below."

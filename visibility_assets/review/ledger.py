@@ -117,7 +117,8 @@ def sentiment_headline(entries: list[dict], sources: set[str], calibrated: dict[
         if measured is None:
             held_down.append(f"{source}: its accuracy is not measured yet")
         elif measured < HEADLINE_ACCURACY:
-            held_down.append(f"{source}: {measured:.0%} right, under the {HEADLINE_ACCURACY:.0%} a headline figure needs")
+            held_down.append(f"{source}: {measured:.0%} right, under the {HEADLINE_ACCURACY:.0%}"
+                             " a headline figure needs")
     return {"headline": not held_down, "reason": "; ".join(held_down) or None}
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import duckdb
 
 from visibility_assets.judge.calibration_run import latest_calibrations
-from visibility_assets.review.ledger import sentiment_headline
-from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT, SHIPPED_FIGURES
 from visibility_assets.measure.discovery import COLUMNS as DISCOVERY_COLUMNS
 from visibility_assets.measure.discovery import also_recommended
 from visibility_assets.measure.metric_catalog import metric_catalog
 from visibility_assets.measure.period_figures import period_figures
+from visibility_assets.review.ledger import sentiment_headline
+from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT, SHIPPED_FIGURES
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import has_tables

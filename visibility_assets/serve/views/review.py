@@ -11,7 +11,7 @@ import duckdb
 from visibility_assets.judge.calibration_run import latest_calibrations
 from visibility_assets.review.ledger import accuracy
 from visibility_assets.review.queue import machine_labels, next_item
-from visibility_assets.review.store import FIELDS, QUEUES, RANDOM, ReviewStore
+from visibility_assets.review.store import FIELDS, QUEUES, ReviewStore
 from visibility_assets.serve.filters import FilterError, Filters
 from visibility_assets.serve.views.answers import answer_items
 from visibility_assets.serve.views.grid import Grid
