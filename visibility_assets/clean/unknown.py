@@ -23,7 +23,7 @@ BRAND, OTHER = "@", "#"
 # Words that may stand between a statement and the brand, never another brand or a sentence end.
 GAP = r"[^@#。!?;\n]{0,%d}?"
 # What an answer found nothing of: the information itself, not a detail of it ("价格信息").
-INFO = r"(?:信息|資訊|资讯|资料|資料|数据|數據|记录|記錄|介绍|介紹|报道|報導|消息|内容|內容|结果|結果)"
+INFO = r"(?:信息|資訊|资讯|资料|資料|数据|數據|记录|記錄|纪录|紀錄|介绍|介紹|报道|報導|消息|内容|內容|结果|結果)"
 INFO_KIND = r"(?:可靠|可信|相关|相關|公开|公開|确切|確切|具体|具體|权威|權威|任何|有效|官方|详细|詳細|足够|足夠|更多)"
 FOUND = r"(?:找到|查到|检索到|檢索到|搜到|搜索到|搜尋到|查询到|查詢到|获取到|獲取到|获得|獲得)"
 NOT = r"(?:没有|沒有|没|沒|未能|未|无法|無法|不能|没能|沒能)"
@@ -47,6 +47,13 @@ UNKNOWN_STATEMENTS = [re.compile(pattern) for pattern in (
     + INFO,
     # 关于@，我目前没有可靠的资料 / 你提到的@，我暂无相关信息
     r"@" + GAP % 16 + r"(?:没有|沒有|暂无|暫無|尚无|尚無|缺乏|缺少)" + INFO_KIND + r"?(?:的)?" + INFO,
+    # 搜索了“@ 海外游戏服务器”，没有返回相关结果
+    r"@" + GAP % 24 + r"(?:没有|沒有|未)(?:返回|搜到|得到|找到)" + INFO_KIND + r"?(?:的)?" + INFO,
+    # @可能是较新的品牌，在我的知识截止日期之前没有相关资料
+    r"@" + GAP % 12 + r"(?:较新|比较新|新成立|新推出|新兴|新興|知识截止|知識截止)" + GAP % 24
+    + r"(?:没有|沒有|暂无|暫無|不包含)" + INFO_KIND + r"?(?:的)?" + INFO,
+    # @和#我都查不到可靠的资料: each of brands named together
+    r"@(?:\s*(?:和|与|與|、|及|以及|跟|还有|還有)\s*#)+" + GAP % 12 + FOUND_NOTHING,
     # @的(相关)信息(很少|不多|有限) is partial; only "none at all" counts: @没有(任何)公开资料
     r"@[\"”」』》]?\s*(?:的)?(?:没有|沒有|暂无|暫無|尚无|尚無)" + INFO_KIND + r"?(?:的)?" + INFO,
     # 我对@不太了解 / 关于@我并不熟悉 / 我不了解@ / 没听说过@ / 不知道@是什么
@@ -69,6 +76,11 @@ UNKNOWN_STATEMENTS = [re.compile(pattern) for pattern in (
     r"(?:i'm|i am|i'm)\s+not\s+(?:aware of|familiar with)\s+(?:a |an |any |the )?(?:\w+\s+){0,2}?(?:called\s+|named\s+)?[\"“']?@",
     r"(?:never heard of|have no knowledge of|no record of|don't know (?:anything |much )?about|do not know (?:anything |much )?about)"
     r"\s+(?:a |an |the )?[\"“']?@",
+    # I ran a web search for @, but it returned nothing I could rely on
+    r"search(?:ed)?\s+(?:for|on)\s+(?:a |an |the )?[\"“']?@" + GAP % 30 + r"(?:returned|turned up|found|came back with)\s+"
+    r"(?:nothing|no\s)",
+    # my search returned no reviews or specs for the @
+    r"(?:returned|turned up|found)\s+(?:nothing|no\s)[^@#.!?;\n]{0,40}?\b(?:for|on|about)\s+(?:a |an |the )?[\"“']?@",
 )]
 # What goes on to say something of it after all ("我没有X最新的价格，但X的产品线……"): not unknown.
 CONTRAST = re.compile(r"但|不过|不過|可是|然而|\bbut\b|\bhowever\b|\bthough\b|\balthough\b")
@@ -95,6 +107,7 @@ TRIGGERS = tuple(dict.fromkeys((
     "something i", "a brand i", "a company i", "a product i", "a name i",
     "aware of", "familiar with", "never heard of", "have no knowledge of", "no record of",
     "know about", "know anything about", "know much about",
+    "returned nothing", "returned no", "turned up nothing", "turned up no", "found nothing",
 )))
 
 
@@ -102,7 +115,12 @@ TRIGGERS = tuple(dict.fromkeys((
 ECHO_MAX_CHARS = 60
 ECHO = re.compile(r"^[\s\W_]*(?:关于|關於|有关|有關|对于|對於|about|regarding|re|as for|您问的是|你问的是|您問的是|你問的是"
                   r"|您提到的|你提到的|you asked about|you mentioned)?[\s\W_]*@[\s\W_]*"
-                  r"(?:是什么|是什麼|是谁|是誰|怎么样|怎麼樣|好不好|如何|呢)?[\s\W_]*$")
+                  r"(?:是什么|是什麼|是谁|是誰|怎么样|怎麼樣|好不好|如何|呢)?[\s\W_]*$"
+                  # a question back: 你说的“@”是不是指@？
+                  r"|^[\s\W_]*(?:你说的|您说的|你說的|您說的|你指的|您指的)[\s\W_]*@[\s\W_]*(?:是不是指|是指|指的是|是不是)"
+                  r"[\s\W_]*@?[\s\W_]*(?:吗|嗎|呢)?[\s\W_]*$")
+# What the sentence after an echo may call the brand by: "这个产品我检索不到任何可用的资料".
+PRONOUN = re.compile(r"这个产品|這個產品|这款产品|這款產品|该产品|該產品|这家公司|這家公司|它|this product|\bit\b")
 
 
 def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]], triggers: list[int]) -> set[str]:
@@ -120,7 +138,8 @@ def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]], 
     for brand in candidates:
         spans = mentions[brand]
         stated = False
-        for sentence in {_sentence_bounds(body, ends, start) for start, _ in spans}:
+        sentences = {_sentence_bounds(body, ends, start) for start, _ in spans}
+        for sentence in sentences:
             if sentence not in cued:
                 cued[sentence] = _holds(triggers, *sentence)
             if not cued[sentence] and sentence[1] - sentence[0] > ECHO_MAX_CHARS:
@@ -131,21 +150,33 @@ def named_unknown_brands(body: str, mentions: dict[str, list[tuple[int, int]]], 
             elif not ECHO.match(text):
                 break
         else:
-            if stated:
+            if stated or _said_of_it_next(body, ends, max(sentences), brand, mentions):
                 found.add(brand)
     return found
 
 
+def _said_of_it_next(body: str, ends: list[int], last: tuple[int, int], brand: str, mentions) -> bool:
+    """Every sentence naming the brand only frames it, and the next one says of "it" that nothing
+    is known ("你说的“石墨”是不是指石墨文档？这个产品我检索不到任何可用的资料")."""
+    if last[1] >= len(body):
+        return False
+    following = _sentence_bounds(body, ends, last[1] + 1)
+    text = PRONOUN.sub(BRAND, _marked(body, following, brand, mentions), count=1)
+    return BRAND in text and _states_unknown(text)
+
+
 def _shares_a_sentence(body: str, spans: list[tuple[int, int]], triggers: list[int]) -> bool:
-    """Whether a trigger sits in the sentence of one of the spans: no sentence end lies between
-    the span and its nearest trigger on either side. (Cheaper than finding every sentence of an
-    answer, which most answers with a trigger word never need.)"""
+    """Whether a trigger sits in the sentence of one of the spans, or in the sentence after it
+    (which may say of "it" that nothing is known): at most one sentence end lies between the span
+    and the nearest trigger after it, none between it and the nearest before. (Cheaper than
+    finding every sentence of an answer, which most answers with a trigger word never need.)"""
     for start, _ in spans:
         index = bisect_left(triggers, start)
         for trigger in triggers[max(index - 1, 0):index + 1]:
             low, high = min(start, trigger), max(start, trigger)
             # One past the later one: a "." right before it is an end only when a space follows.
-            if not SENTENCE_END.search(body, low, high + 1):
+            ends = SENTENCE_END.finditer(body, low, high + 1)
+            if next(ends, None) is None or (trigger > start and next(ends, None) is None):
                 return True
     return False
 
