@@ -147,8 +147,8 @@ class CalibrationResult:
 
 def score_verdicts(pairs: Sequence[LabelledPair], verdicts: dict[tuple[str, str], str]) -> CalibrationResult:
     """verdicts: (item request key, brand) -> the judge's sentiment."""
-    judged = [(pair, verdicts[(pair_item_key(pair), pair.brand)]) for pair in pairs
-              if (pair_item_key(pair), pair.brand) in verdicts]
+    given = ((pair, verdicts.get((pair_item_key(pair), pair.brand))) for pair in pairs)
+    judged = [(pair, verdict) for pair, verdict in given if verdict is not None]
 
     def scores(keep: Callable[[LabelledPair], bool]) -> LabelScores:
         return label_scores([(p.label, v) for p, v in judged if keep(p)], SENTIMENTS)

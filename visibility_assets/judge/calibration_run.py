@@ -39,6 +39,7 @@ from visibility_assets.judge.run import JudgeOutcome, judge_partition
 from visibility_assets.review.store import RANDOM, ReviewStore
 from visibility_assets.warehouse.db import ensure_table, has_tables, insert_batch
 from visibility_assets.warehouse.lake import LakeSettings, reading, write_with_retry
+from visibility_assets.warehouse.resource import WarehouseResource
 from visibility_assets.warehouse.tables import (
     JOURNAL_TABLES,
     JUDGE_CALIBRATION_TABLES,
@@ -113,7 +114,8 @@ def plan_calibration(config: VisibilityConfig, lake: LakeSettings, sets: Sequenc
     pairs = [pair for path in sets for pair in read_labelled_set(path)]
     judge_on = judge_platform(config)
     with ExitStack() as stack:
-        conn = stack.enter_context(reading(lake)) if _exists(lake) else None  # a new deployment has no lake yet
+        exists = WarehouseResource.from_settings(lake).exists()
+        conn = stack.enter_context(reading(lake)) if exists else None  # a new deployment has no lake yet
         if store is not None and conn is not None:
             pairs += reviewed_pairs(store, conn)
         items = calibration_items(pairs, day)
@@ -182,10 +184,6 @@ def record_calibration(lake: LakeSettings, config: VisibilityConfig, run: Calibr
 def _ensure_tables(conn: duckdb.DuckDBPyConnection) -> None:
     for table in (*JOURNAL_TABLES, *JUDGE_CALIBRATION_TABLES):
         ensure_table(conn, table)
-
-
-def _exists(lake: LakeSettings) -> bool:
-    return lake.catalog_kind != "sqlite" or Path(lake.catalog.partition(":")[2]).exists()
 
 
 def latest_calibrations(conn: duckdb.DuckDBPyConnection) -> list[dict]:

@@ -180,10 +180,10 @@ SENTIMENT_METRICS = ("positive_rate", "negative_sentiment_rate")
 
 def _sentiment_headline(method: Grid, entries: list[dict]) -> dict:
     """Whether the sentiment shares are headline figures, by the accuracy of who labelled them."""
-    overall = next((row for row in method.rows if row["platform"] == "all"), None)
-    named = (overall or {}).get("method") or ""
-    sources = {source for source, word in (("analyzer", "analyzer"), ("judge", "judge"), ("review", "review"))
-               if word in named}
+    overall = next((row for row in method.rows if row["platform"] == "all"), None) or {}
+    mentioned, judged, reviewed = (overall.get(k) or 0 for k in ("mentioned", "judged", "reviewed_sentiment"))
+    sources = {source for source, labelled in (("judge", judged), ("review", reviewed),
+                                                ("analyzer", mentioned - judged - reviewed)) if labelled > 0}
     if not entries:  # no ledger (no reviews read): the shipped figure of the analyzer's own labels
         entries = [{"source": "analyzer", "basis": "shipped", "accuracy": SHIPPED_FIGURES["sentiment"].accuracy}]
     calibration = next((row["calibration"] for row in method.rows if row.get("calibration")), None)
