@@ -15,6 +15,7 @@ from visibility_assets.cli import (
     demo,
     explain,
     judge,
+    mcp,
     replay,
     report,
     serve,
@@ -30,7 +31,7 @@ from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
 SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
-               users, bench)
+               mcp, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,10 +23,10 @@ from visibility_assets.serve import admin, login, reviewing
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.auth import Guard
+from visibility_assets.serve.mcp_http import McpEndpoint
 from visibility_assets.serve.reader import WorkspaceReader
 from visibility_assets.serve.settings import ServeSettings
-from visibility_assets.serve.views.grid import json_value
-from visibility_assets.serve.workspace import VIEWS, ViewError, Workspace, static_dir
+from visibility_assets.serve.workspace import VIEWS, ViewCall, ViewError, Workspace, api_body, static_dir
 from visibility_assets.warehouse.lake import LakeSettings, lake_settings
 
 # Scripts and styles come only from the package; an answer's markup can run nothing.
@@ -41,7 +41,7 @@ def view_route(name: str, api: bool):
     def handler(request: Request) -> Response:
         workspace: Workspace = request.app.state.workspace
         try:
-            data = workspace.view_data(name, request)
+            data = workspace.view_data(name, ViewCall.of(request))
         except ViewError as exc:
             if api:
                 return JSONResponse({"error": str(exc)}, status_code=exc.status)
@@ -59,10 +59,7 @@ def _api_answer(name: str, request: Request, data: dict) -> Response:
             return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
         return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
             "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
-    body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
-            **{key: table.as_json() for key, table in tables.items()}}
-    body.update(json_value(data.get("api", {})))  # what a view's JSON tells beside its tables (paging)
-    return JSONResponse(body)
+    return JSONResponse(api_body(name, data))
 
 
 def home(request: Request) -> Response:
@@ -106,19 +103,29 @@ class ResponseHeaders:
 
 def create_app(settings: ServeSettings | None = None, config: VisibilityConfig | None = None,
                lake: LakeSettings | None = None, root_path: str = "") -> Starlette:
-    settings = settings or ServeSettings.from_env()
-    config = config or load_config()
-    accounts = Accounts.under(settings.home)
-    workspace = Workspace(config, WorkspaceReader(lake or lake_settings(), load_project().macros), accounts,
-                          Guard(settings, accounts), ReviewStore.under(settings.home), root_path)
+    workspace = build_workspace(settings, config, lake, root_path)
+    mcp = McpEndpoint(workspace)
+
     @asynccontextmanager
     async def lifespan(app):
         await run_in_threadpool(workspace.warm_up)
-        yield
+        async with mcp.running():
+            yield
 
-    app = Starlette(routes=routes(), middleware=[Middleware(ResponseHeaders)], lifespan=lifespan)
+    app = Starlette(routes=[*routes(), Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])],
+                    middleware=[Middleware(ResponseHeaders)], lifespan=lifespan)
     app.state.workspace = workspace
     return app
+
+
+def build_workspace(settings: ServeSettings | None = None, config: VisibilityConfig | None = None,
+                    lake: LakeSettings | None = None, root_path: str = "") -> Workspace:
+    """What the app and `visibility mcp` serve: the settings and config from the environment by default."""
+    settings = settings or ServeSettings.from_env()
+    config = config or load_config()
+    accounts = Accounts.under(settings.home)
+    return Workspace(config, WorkspaceReader(lake or lake_settings(), load_project().macros), accounts,
+                     Guard(settings, accounts), ReviewStore.under(settings.home), root_path)
 
 
 def app_from_env() -> Starlette:

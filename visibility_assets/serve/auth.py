@@ -54,7 +54,7 @@ class Guard:
         authorization = request.headers.get("authorization", "")
         if authorization[:7].lower() == "bearer ":
             request.state.auth = "token"
-            return self._token_user(authorization[7:].strip())
+            return self.token_user(authorization[7:].strip())
         header = self.settings.user_header
         if header and self.from_trusted_proxy(request):
             names = request.headers.getlist(header)
@@ -89,7 +89,8 @@ class Guard:
             return None  # forged, altered, expired, or of another version
         return Session(user, csrf, epoch)
 
-    def _token_user(self, token: str) -> User | None:
+    def token_user(self, token: str) -> User | None:
+        """The owner of an API token (None for a wrong or revoked one)."""
         key = hashlib.sha256(token.encode()).hexdigest()
         now = time.monotonic()
         with self._tokens_lock:

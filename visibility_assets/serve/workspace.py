@@ -4,7 +4,7 @@ the page, its JSON and its CSV all take."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from visibility_assets.config import VisibilityConfig
+from visibility_assets.measure.change_rule import change_rule
+from visibility_assets.measure.metric_catalog import labels, shares
 from visibility_assets.review.store import RANDOM, ReviewStore
-from visibility_assets.serve.accounts import Accounts
+from visibility_assets.serve.accounts import Accounts, User
 from visibility_assets.serve.answer_html import answer_html
 from visibility_assets.serve.auth import Guard
 from visibility_assets.serve.filters import FilterError, Filters, parse_filters
@@ -25,8 +27,7 @@ from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
 from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
 from visibility_assets.serve.views.competitors import MENTION_RATE, PAGE_ROWS, SEARCH_CHARS, competitors
-from visibility_assets.measure.change_rule import change_rule
-from visibility_assets.measure.metric_catalog import labels, shares
+from visibility_assets.serve.views.grid import json_value
 from visibility_assets.serve.views.overview import overview
 from visibility_assets.serve.views.questions import questions
 from visibility_assets.serve.views.review import accuracy_view, review
@@ -48,14 +49,33 @@ class ViewError(Exception):
 
 
 @dataclass(frozen=True)
+class ViewCall:
+    """What a view reads of whoever asks: the parameters (a URL's query, or an MCP tool's
+    arguments) and the user. A page, its JSON, an MCP tool and the warm-up all ask this way."""
+    query: Mapping[str, str]
+    user: User | None = None
+    reviews: ReviewStore | None = None
+
+    @classmethod
+    def of(cls, request: Request) -> ViewCall:
+        return cls(dict(request.query_params), getattr(request.state, "user", None),
+                   request.app.state.workspace.reviews)
+
+    @property
+    def reads_answers(self) -> bool:
+        """Whether the user may read answer text (the judge's claims quote it): an analyst's."""
+        return self.user is not None and self.user.may("analyst")
+
+
+@dataclass(frozen=True)
 class View:
     name: str
     title: str
     role: str  # the least role that may see it
-    build: Callable[[duckdb.DuckDBPyConnection, Filters, Request, VisibilityConfig], dict]
+    build: Callable[[duckdb.DuckDBPyConnection, Filters, ViewCall, VisibilityConfig], dict]
 
 
-def _offset(query) -> int:
+def _offset(query: Mapping[str, str]) -> int:
     try:
         offset = int(query.get("offset", "0"))
     except ValueError:
@@ -65,16 +85,16 @@ def _offset(query) -> int:
     return offset
 
 
-def _answers(conn, filters, request, config) -> dict:
-    query = request.query_params
+def _answers(conn, filters, call: ViewCall, config) -> dict:
+    query = call.query
     named = query.get("named", "all")
     if named not in NAMED:
         raise FilterError(f"named: one of {', '.join(NAMED)}")
     return answers(conn, filters, query.get("question") or None, named, _offset(query), PAGE)
 
 
-def _competitors(conn, filters, request, config) -> dict:
-    query = request.query_params
+def _competitors(conn, filters, call: ViewCall, config) -> dict:
+    query = call.query
     search = query.get("search", "").strip()
     if len(search) > SEARCH_CHARS:
         raise FilterError(f"search: at most {SEARCH_CHARS} characters")
@@ -84,48 +104,32 @@ def _competitors(conn, filters, request, config) -> dict:
     return competitors(conn, filters, query.get("sort"), search, _offset(query), PAGE_ROWS, metric)
 
 
-def _review(conn, filters, request, config) -> dict:
-    workspace = request.app.state.workspace
-    return review(conn, filters, workspace.reviews, request.state.user.name, request.query_params.get("queue", RANDOM))
+def _review(conn, filters, call: ViewCall, config) -> dict:
+    return review(conn, filters, call.reviews, call.user.name, call.query.get("queue", RANDOM))
 
 
-def _accuracy(conn, filters, request, config) -> dict:
-    return accuracy_view(conn, filters, request.app.state.workspace.reviews)
+def _accuracy(conn, filters, call: ViewCall, config) -> dict:
+    return accuracy_view(conn, filters, call.reviews)
 
 
-def _ledger(conn, filters, request) -> dict | None:
-    """The brand's accuracy ledger; None when warming up (no request, no reviews to read)."""
-    app = getattr(request, "app", None)
-    return None if app is None else accuracy_view(conn, filters, app.state.workspace.reviews)["ledger"]
+def _ledger(conn, filters, call: ViewCall) -> dict | None:
+    """The brand's accuracy ledger; None when warming up (no reviews to read)."""
+    return None if call.reviews is None else accuracy_view(conn, filters, call.reviews)["ledger"]
 
 
 VIEWS = {view.name: view for view in (
     View("overview", "Overview", "viewer",
-         lambda conn, f, request, config: overview(conn, f, quotes=_reads_answers(request),
-                                                   accuracy=_ledger(conn, f, request))),
+         lambda conn, f, call, config: overview(conn, f, quotes=call.reads_answers, accuracy=_ledger(conn, f, call))),
     View("competitors", "Competitors", "viewer", _competitors),
     View("questions", "Questions", "viewer",
-         lambda conn, f, request, config: questions(conn, f, {q.id: q.text for q in config.questions})),
+         lambda conn, f, call, config: questions(conn, f, {q.id: q.text for q in config.questions})),
     View("answers", "Answers", "analyst", _answers),
-    View("sources", "Sources", "viewer", lambda conn, f, request, config: sources(conn, f)),
+    View("sources", "Sources", "viewer", lambda conn, f, call, config: sources(conn, f)),
     View("alerts", "Alerts and quality", "viewer",
-         lambda conn, f, request, config: alerts(conn, f, _offset(request.query_params), PAGE_ALERTS)),
+         lambda conn, f, call, config: alerts(conn, f, _offset(call.query), PAGE_ALERTS)),
     View("review", "Review", "analyst", _review),
     View("accuracy", "Accuracy", "viewer", _accuracy),
 )}
-
-
-def _reads_answers(request) -> bool:
-    """Whether the request's user may read answer text (the judge's claims quote it): an analyst's."""
-    user = getattr(getattr(request, "state", None), "user", None)
-    return user is not None and user.may("analyst")
-
-
-class _NoRequest:
-    query_params: dict = {}
-
-
-_NO_REQUEST = _NoRequest()
 
 
 class Workspace:
@@ -142,10 +146,10 @@ class Workspace:
     def url(self, path: str) -> str:
         return self.root_path + path
 
-    def view_data(self, name: str, request: Request) -> dict:
-        """The view's data for the request's filters (raises ViewError)."""
+    def view_data(self, name: str, call: ViewCall) -> dict:
+        """The view's data for the call's filters (raises ViewError)."""
         view = VIEWS[name]
-        query = dict(request.query_params)
+        query = call.query
         as_of = query.get("as_of", "").strip() or None
         if as_of is not None and len(as_of) > MAX_AS_OF_CHARS:
             raise ViewError("as_of is a snapshot id or a time such as 2026-11-30 08:00:00+08")
@@ -159,8 +163,8 @@ class Workspace:
                                     " the metrics", 503) from None
                 filters = parse_filters(query, self.config.catalog, latest, platforms or [])
                 try:
-                    data = view.build(conn, filters, request, self.config)
-                    if not _reads_answers(request):  # a viewer: personal data an answer quoted, masked
+                    data = view.build(conn, filters, call, self.config)
+                    if not call.reads_answers:  # a viewer: personal data an answer quoted, masked
                         data = masked(data)
                 except duckdb.CatalogException as exc:  # a table this view reads was never built
                     raise ViewError(f"this view needs a table the warehouse does not hold yet"
@@ -183,7 +187,7 @@ class Workspace:
                 latest, platforms = conn.execute(SCOPE).fetchone()
                 filters = parse_filters({}, self.config.catalog, latest, platforms or [])
                 for name in ("overview", "competitors", "questions", "sources", "alerts"):
-                    VIEWS[name].build(conn, filters, _NO_REQUEST, self.config)
+                    VIEWS[name].build(conn, filters, ViewCall({}), self.config)
             except (duckdb.CatalogException, FilterError):
                 pass
 
@@ -194,6 +198,14 @@ class Workspace:
             request=request, user=user, csrf=session.csrf if session else "", catalog=self.config.catalog,
             **context)
         return HTMLResponse(html, status_code=status_code)
+
+
+def api_body(name: str, data: dict) -> dict:
+    """A view's JSON: its filters, snapshot and tables, as /api/NAME and the MCP tools give it."""
+    body = {"view": name, "filters": data["filters"].as_json(), "snapshot": data["snapshot"],
+            **{key: table.as_json() for key, table in data["tables"].items()}}
+    body.update(json_value(data.get("api", {})))  # what a view's JSON tells beside its tables (paging)
+    return body
 
 
 def static_dir() -> Path:

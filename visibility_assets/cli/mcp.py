@@ -1,0 +1,46 @@
+"""`visibility mcp`: the workspace's views as Model Context Protocol tools on stdio, for the
+user whose API token is in VISIBILITY_TOKEN (an agent's config sets it). `visibility serve`
+serves the same tools as streamable HTTP at /mcp."""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+from visibility_assets.cli.arguments import UserError, config_of
+from visibility_assets.cli.lake_reader import read_warehouse
+from visibility_assets.serve.app import build_workspace
+from visibility_assets.serve.mcp_tools import mcp_server
+from visibility_assets.serve.settings import ServeSettingError, ServeSettings
+
+TOKEN_ENV = "VISIBILITY_TOKEN"
+
+
+def add_parser(commands) -> None:
+    mcp = commands.add_parser("mcp", help=f"the workspace's views as MCP tools on stdio (${TOKEN_ENV}: an API token)")
+    mcp.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    config = config_of(args)
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise UserError(f"{TOKEN_ENV} is not set: give it an API token (`visibility users token NAME`)")
+    with read_warehouse():
+        pass  # no warehouse yet is a clear error here, not in the first tool call
+    try:
+        settings = ServeSettings.from_env()
+    except ServeSettingError as exc:
+        raise UserError(str(exc)) from None
+    workspace = build_workspace(settings, config)
+    if workspace.guard.token_user(token) is None:
+        raise UserError(f"{TOKEN_ENV}: no user holds this API token (revoked, or of another data directory?)")
+    server = mcp_server(workspace, lambda ctx: workspace.guard.token_user(token))  # checked again on each call
+
+    async def serve() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    anyio.run(serve)
+    return 0
