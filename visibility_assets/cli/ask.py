@@ -53,6 +53,7 @@ def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str
     out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
     from visibility_assets.events.detect import BadRequest, adhoc_event
     from visibility_assets.events.model import FAILED
+    from visibility_assets.cli.plan import expected_cost_line
     from visibility_assets.events.service import move_task, over_budget_message, record_events
     from visibility_assets.operate.instance import get_instance
     from visibility_assets.warehouse.lake import lake_settings
@@ -78,6 +79,7 @@ def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str
         task = plan.new_tasks[0]
     print(f"task {task.task_id}: {len(task.question_ids)} question(s) x {task.rounds} round(s) on {platform}"
           f" for {day}, rounds {task.first_round}..{task.first_round + task.rounds - 1}", file=out, flush=True)
+    print(expected_cost_line(config, platform, task.planned_requests, day), file=out, flush=True)
     try:
         wait_for_platform_slot(instance, warehouse, config, platform, out, wait_s)
     except UserError:

@@ -16,6 +16,7 @@ from visibility_assets.cli import (
     explain,
     judge,
     mcp,
+    plan,
     replay,
     report,
     serve,
@@ -31,7 +32,7 @@ from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
 SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
-               mcp, users, bench)
+               mcp, plan, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

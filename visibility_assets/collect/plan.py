@@ -96,5 +96,11 @@ def _plan(platform: Platform, date: str, questions: Sequence[Question], rounds: 
     return planned
 
 
+def requests_per_answer(platform: Platform) -> int:
+    """Requests an answer takes at least: a search that is a tool loop (Kimi's $web_search) sends
+    the question, then the tool's result."""
+    return 2 if platform.web_search and dialect_of(platform).max_tool_rounds else 1
+
+
 def content_hash(text: str) -> str:
     return _digest(text, 32)

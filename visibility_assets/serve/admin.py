@@ -12,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from visibility_assets.core.days import yesterday
+from visibility_assets.core.days import today, yesterday
 from visibility_assets.events.detect import adhoc_event
 from visibility_assets.events.service import over_budget_message, record_events
+from visibility_assets.report.cost_plan import plan_costs, read_history
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import ROLES, AccountError, generated_password
 from visibility_assets.serve.login import client_address
@@ -22,12 +23,21 @@ from visibility_assets.serve.workspace import Workspace
 from visibility_assets.warehouse.resource import WarehouseResource
 
 
+PLAN_DAYS = 30  # the admin page costs a month of nights
+
+
 def _page(request: Request, notice: str | None = None, error: str | None = None, status: int = 200) -> Response:
     workspace: Workspace = request.app.state.workspace
     return workspace.page(request, "admin.html", {
         "users": workspace.accounts.users(), "audit": workspace.accounts.audit_trail(100), "roles": ROLES,
         "platforms": workspace.config.platform_names, "questions": workspace.config.questions,
-        "notice": notice, "error": error}, status_code=status)
+        "plan": _cost_plan(workspace), "notice": notice, "error": error}, status_code=status)
+
+
+def _cost_plan(workspace: Workspace) -> dict:
+    """Tonight's cost plan (`visibility plan`), from the warehouse's last days of answers."""
+    with workspace.reader.cursor() as conn:
+        return plan_costs(workspace.config, read_history(conn, workspace.config, today()), today(), PLAN_DAYS).as_json()
 
 
 @protected("admin")

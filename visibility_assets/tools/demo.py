@@ -8,8 +8,8 @@ import sys
 import time
 from typing import TextIO
 
-from visibility_assets.collect.dialects import dialect_of
-from visibility_assets.config import Platform, VisibilityConfig
+from visibility_assets.collect.plan import requests_per_answer
+from visibility_assets.config import VisibilityConfig
 from visibility_assets.core.faults import as_disk_full
 from visibility_assets.core.paths import data_dir
 from visibility_assets.tools.simulator.behaviour import PlatformBehaviour, SimulatorSettings
@@ -108,10 +108,6 @@ def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
     per_platform = {p.name: answers * p.rounds * requests_per_answer(p) / p.rate_limit_rps for p in config.platforms}
     slowest = max(per_platform, key=per_platform.get)
     return per_platform[slowest] * days, slowest
-
-
-def requests_per_answer(platform: Platform) -> int:
-    return 2 if platform.web_search and dialect_of(platform).max_tool_rounds else 1
 
 
 def demo_model_switch(config: VisibilityConfig, dates: list[str]) -> tuple[str, str] | None:
