@@ -51,9 +51,9 @@ def run(args) -> int:
 def run_ask(config: VisibilityConfig, platform: str, day, question_ids: list[str], category: str | None,
             rounds: int, out: TextIO | None = None, wait_s: float = SLOT_WAIT_S) -> int:
     out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
+    from visibility_assets.cli.plan import expected_cost_line
     from visibility_assets.events.detect import BadRequest, adhoc_event
     from visibility_assets.events.model import FAILED
-    from visibility_assets.cli.plan import expected_cost_line
     from visibility_assets.events.service import move_task, over_budget_message, record_events
     from visibility_assets.operate.instance import get_instance
     from visibility_assets.warehouse.lake import lake_settings

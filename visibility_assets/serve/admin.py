@@ -22,7 +22,6 @@ from visibility_assets.serve.login import client_address
 from visibility_assets.serve.workspace import Workspace
 from visibility_assets.warehouse.resource import WarehouseResource
 
-
 PLAN_DAYS = 30  # the admin page costs a month of nights
 
 
