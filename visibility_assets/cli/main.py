@@ -20,6 +20,7 @@ from visibility_assets.cli import (
     replay,
     report,
     serve,
+    share,
     simulate,
     sql,
     users,
@@ -32,7 +33,7 @@ from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
 SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
-               mcp, plan, users, bench)
+               mcp, plan, share, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,8 +10,8 @@ from visibility_assets.cli.arguments import UserError, config_of, iso_date
 from visibility_assets.cli.lake_reader import read_warehouse
 from visibility_assets.core.faults import writing
 from visibility_assets.core.paths import data_dir
-from visibility_assets.core.whole_file import write_whole
 from visibility_assets.core.personal_data import mask
+from visibility_assets.core.whole_file import write_whole
 from visibility_assets.measure.project import load_project
 from visibility_assets.measure.runner import create_macros
 from visibility_assets.report.html import latest_date, render_report

@@ -16,11 +16,12 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
+
+from visibility_assets.core.sqlite_file import SqliteFile
 
 RANDOM, DOUBTFUL = "random", "doubtful"
 QUEUES = (RANDOM, DOUBTFUL)  # the random sample (the estimate) and the doubtful first (corrections only)
@@ -116,19 +117,14 @@ def _parse(field: str, raw: str):
 class ReviewStore:
     def __init__(self, path: Path):
         self.path = path
+        self._file = SqliteFile(path, SCHEMA)
 
     @classmethod
     def under(cls, home: Path) -> ReviewStore:
         return cls(home / "workspace" / "reviews.sqlite")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.executescript(SCHEMA)
-            yield conn
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._file.connect()
 
     def deal(self, reviewer: str, request_key: str, brand: str, queue: str) -> None:
         """Record that `queue` dealt the item to the reviewer (before it is shown)."""

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from visibility_assets.serve.accounts import ROLES
 
-PUBLIC_PATHS = ("/login", "/healthz", "/static")  # all that answers without a login
+PUBLIC_PATHS = ("/login", "/healthz", "/static", "/s/")  # all that answers without a login (/s/: share links)
 SAFE_METHODS = ("GET", "HEAD")  # any other method changes something: it needs the session's CSRF token
 
 

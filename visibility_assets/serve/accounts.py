@@ -1,5 +1,5 @@
-"""The workspace's accounts: users with a role, their API tokens, login attempts and the audit
-trail, in one SQLite file under the data directory (`workspace/accounts.sqlite`).
+"""The workspace's accounts: users with a role, their API tokens, login attempts, the audit
+trail and the share links (serve/share_links.py), in one SQLite file under the data directory (`workspace/accounts.sqlite`).
 
 Passwords and tokens are stored only as Argon2id hashes (argon2-cffi: salted, slow on
 purpose). The warehouse stays read-only for the workspace; this file is the only thing it
@@ -13,13 +13,14 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+
+from visibility_assets.core.sqlite_file import SqliteFile
 
 ROLES = ("viewer", "analyst", "admin")  # each sees what the one before it sees, and more
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
@@ -44,7 +45,16 @@ CREATE INDEX IF NOT EXISTS login_attempts_by_user ON login_attempts (user_name, 
 CREATE INDEX IF NOT EXISTS login_attempts_by_address ON login_attempts (address, at);
 CREATE TABLE IF NOT EXISTS audit (
     at REAL NOT NULL, actor TEXT, action TEXT NOT NULL, subject TEXT, address TEXT, detail TEXT);
+CREATE TABLE IF NOT EXISTS share_links (
+    link_id TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, brand TEXT NOT NULL, category TEXT NOT NULL,
+    days INTEGER NOT NULL, created_by TEXT, created_at REAL NOT NULL, expires_at REAL NOT NULL, revoked_at REAL);
 """
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(users)")}
+    if "session_epoch" not in columns:  # an accounts file of the first workspace version
+        conn.execute("ALTER TABLE users ADD COLUMN session_epoch TEXT NOT NULL DEFAULT ''")
 
 
 class AccountError(ValueError):
@@ -78,26 +88,19 @@ class Accounts:
     def __init__(self, path: Path, hasher: PasswordHasher | None = None):
         self.path = path
         self.hasher = hasher or PasswordHasher()
-        self._ready = False
+        self._file = SqliteFile(path, SCHEMA, _upgrade)
 
     @classmethod
     def under(cls, home: Path) -> Accounts:
         return cls(home / "workspace" / "accounts.sqlite")
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
-            conn.execute("PRAGMA foreign_keys = ON")
-            if not self._ready:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.executescript(SCHEMA)
-                columns = {row[1] for row in conn.execute("PRAGMA table_info(users)")}
-                if "session_epoch" not in columns:  # an accounts file of the first workspace version
-                    conn.execute("ALTER TABLE users ADD COLUMN session_epoch TEXT NOT NULL DEFAULT ''")
-                self._ready = True
-            yield conn
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._file.connect()
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection to the accounts file, for a module that keeps a table of it (share links);
+        `audit_in` records in the same connection."""
+        return self._file.connect()
 
     # --- users ---------------------------------------------------------------------------
 
@@ -116,14 +119,14 @@ class Accounts:
                              (name, role, digest, time.time(), secrets.token_hex(8)))
             except sqlite3.IntegrityError:
                 raise AccountError(f"user {name!r} exists already (remove it first)") from None
-            self._audit(conn, actor, "user_added", name, None, f"role {role}")
+            self.audit_in(conn, actor, "user_added", name, None, f"role {role}")
         return User(name, role)
 
     def remove(self, name: str, actor: str | None = None) -> None:
         with self._db() as conn:
             if conn.execute("DELETE FROM users WHERE name = ?", (name,)).rowcount == 0:
                 raise AccountError(f"no user {name!r}")
-            self._audit(conn, actor, "user_removed", name, None, None)
+            self.audit_in(conn, actor, "user_removed", name, None, None)
 
     def users(self) -> list[tuple[User, int]]:
         """Every user, with how many API tokens it holds."""
@@ -141,7 +144,7 @@ class Accounts:
         """Logging out: every session of the user ends, on any browser (its epoch changes)."""
         with self._db() as conn:
             conn.execute("UPDATE users SET session_epoch = ? WHERE name = ?", (secrets.token_hex(8), name))
-            self._audit(conn, name, "logout", name, address, None)
+            self.audit_in(conn, name, "logout", name, address, None)
 
     # --- logins --------------------------------------------------------------------------
 
@@ -168,7 +171,7 @@ class Accounts:
         with self._db() as conn:
             conn.execute("BEGIN IMMEDIATE")
             if self._locked(conn, shown, address):
-                self._audit(conn, shown, "login_locked", shown, address, None)
+                self.audit_in(conn, shown, "login_locked", shown, address, None)
                 conn.execute("COMMIT")
                 return None
             attempt = conn.execute("INSERT INTO login_attempts VALUES (?, ?, ?, 0)", (time.time(), shown, address)).lastrowid
@@ -182,7 +185,7 @@ class Accounts:
         with self._db() as conn:
             if user is not None:
                 conn.execute("UPDATE login_attempts SET succeeded = 1 WHERE rowid = ?", (attempt,))
-            self._audit(conn, shown, "login" if user else "login_failed", shown, address, None)
+            self.audit_in(conn, shown, "login" if user else "login_failed", shown, address, None)
         return user
 
     # --- API tokens ----------------------------------------------------------------------
@@ -195,7 +198,7 @@ class Accounts:
                 raise AccountError(f"no user {name!r}")
             conn.execute("INSERT INTO tokens VALUES (?, ?, ?, ?)",
                          (token_id, name, self.hasher.hash(secret), time.time()))
-            self._audit(conn, actor, "token_issued", name, None, f"token {token_id}")
+            self.audit_in(conn, actor, "token_issued", name, None, f"token {token_id}")
         return f"{TOKEN_PREFIX}_{token_id}_{secret}"
 
     def token_user(self, token: str) -> User | None:
@@ -222,7 +225,7 @@ class Accounts:
     def audit(self, actor: str | None, action: str, subject: str | None = None, address: str | None = None,
               detail: str | None = None) -> None:
         with self._db() as conn:
-            self._audit(conn, actor, action, subject, address, detail)
+            self.audit_in(conn, actor, action, subject, address, detail)
 
     def audit_trail(self, limit: int = 200) -> list[AuditEntry]:
         with self._db() as conn:
@@ -230,7 +233,7 @@ class Accounts:
         return [AuditEntry(*row) for row in rows]
 
     @staticmethod
-    def _audit(conn: sqlite3.Connection, actor, action, subject, address, detail) -> None:
+    def audit_in(conn: sqlite3.Connection, actor, action, subject, address=None, detail=None) -> None:
         conn.execute("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?)", (time.time(), actor, action, subject, address, detail))
 
     def _verify(self, digest: str, secret: str) -> bool:

@@ -1,4 +1,4 @@
-"""The admin page: the users, the audit trail, and the ad-hoc `ask` action: a task of the
+"""The admin page: the users, the share links, the cost plan, the audit trail, and the ad-hoc `ask` action: a task of the
 event queue (events/), which the collection task sensor submits to Dagster as a run of the
 nightly job for its partition, like every other task (the run queue, its tags, its priority
 and its per-platform limit apply)."""
@@ -18,11 +18,14 @@ from visibility_assets.events.service import over_budget_message, record_events
 from visibility_assets.report.cost_plan import plan_costs, read_history
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import ROLES, AccountError, generated_password
+from visibility_assets.serve.filters import FilterError, find_brand
 from visibility_assets.serve.login import client_address
+from visibility_assets.serve.share_links import DEFAULT_DAYS, DEFAULT_EXPIRY, ShareError
 from visibility_assets.serve.workspace import Workspace
 from visibility_assets.warehouse.resource import WarehouseResource
 
 PLAN_DAYS = 30  # the admin page costs a month of nights
+SHARE_DAYS = DEFAULT_DAYS
 
 
 def _page(request: Request, notice: str | None = None, error: str | None = None, status: int = 200) -> Response:
@@ -30,7 +33,8 @@ def _page(request: Request, notice: str | None = None, error: str | None = None,
     return workspace.page(request, "admin.html", {
         "users": workspace.accounts.users(), "audit": workspace.accounts.audit_trail(100), "roles": ROLES,
         "platforms": workspace.config.platform_names, "questions": workspace.config.questions,
-        "plan": _cost_plan(workspace), "notice": notice, "error": error}, status_code=status)
+        "plan": _cost_plan(workspace), "shares": workspace.shares.links(), "share_days": SHARE_DAYS,
+        "share_expiry": DEFAULT_EXPIRY, "notice": notice, "error": error}, status_code=status)
 
 
 def _cost_plan(workspace: Workspace) -> dict:
@@ -95,6 +99,32 @@ def ask(request: Request) -> Response:
                                  " queue and the platform's run limit apply)")
 
 
+@protected("admin")
+def create_share(request: Request) -> Response:
+    workspace: Workspace = request.app.state.workspace
+    form = _form(request)
+    try:
+        brand = find_brand(form.get("brand", ""), form.get("category") or None, workspace.config.catalog)
+        days = int(form.get("days") or SHARE_DAYS)
+        link, token = workspace.shares.create(brand.name, brand.category, days, form.get("expires") or DEFAULT_EXPIRY,
+                                              request.state.user.name, client_address(request))
+    except (FilterError, ShareError, ValueError) as exc:
+        return _page(request, error=f"share link: {exc}", status=400)
+    path = workspace.url(f"/s/{token}")
+    return _page(request, notice=f"share link {link.link_id} for {brand.name} made; copy it now, it is shown once:"
+                                 f" {str(request.base_url).rstrip('/')}{path}")
+
+
+@protected("admin")
+def revoke_share(request: Request) -> Response:
+    workspace: Workspace = request.app.state.workspace
+    try:
+        link = workspace.shares.revoke(_form(request).get("id", ""), request.state.user.name, client_address(request))
+    except ShareError as exc:
+        return _page(request, error=str(exc), status=400)
+    return _page(request, notice=f"share link {link.link_id} ({link.brand}) revoked: it answers 410 from now on")
+
+
 def _form(request: Request) -> dict[str, str]:
     # protected() has read the form (for its CSRF token): a handler in a thread cannot await it.
     return {key: str(value) if key == "password" else str(value).strip() for key, value in request.state.form.items()}
@@ -102,4 +132,6 @@ def _form(request: Request) -> dict[str, str]:
 
 def routes() -> list:
     return [Route("/admin", admin_page), Route("/admin/users", add_user, methods=["POST"]),
-            Route("/admin/users/remove", remove_user, methods=["POST"]), Route("/admin/ask", ask, methods=["POST"])]
+            Route("/admin/users/remove", remove_user, methods=["POST"]), Route("/admin/ask", ask, methods=["POST"]),
+            Route("/admin/shares", create_share, methods=["POST"]),
+            Route("/admin/shares/revoke", revoke_share, methods=["POST"])]

@@ -19,14 +19,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from visibility_assets.config import VisibilityConfig, load_config
 from visibility_assets.measure.project import load_project
 from visibility_assets.review.store import ReviewStore
-from visibility_assets.serve import admin, login, reviewing
+from visibility_assets.serve import admin, login, reviewing, sharing
 from visibility_assets.serve.access import protected
 from visibility_assets.serve.accounts import Accounts
 from visibility_assets.serve.auth import Guard
 from visibility_assets.serve.mcp_http import McpEndpoint
 from visibility_assets.serve.reader import WorkspaceReader
 from visibility_assets.serve.settings import ServeSettings
-from visibility_assets.serve.workspace import VIEWS, ViewCall, ViewError, Workspace, api_body, static_dir
+from visibility_assets.serve.workspace import VIEWS, ViewCall, ViewError, Workspace, api_response, static_dir
 from visibility_assets.warehouse.lake import LakeSettings, lake_settings
 
 # Scripts and styles come only from the package; an answer's markup can run nothing.
@@ -46,20 +46,9 @@ def view_route(name: str, api: bool):
             if api:
                 return JSONResponse({"error": str(exc)}, status_code=exc.status)
             return workspace.page(request, "error.html", {"message": str(exc), "view": name}, exc.status)
-        return _api_answer(name, request, data) if api else workspace.page(request, f"{name}.html", data)
+        return api_response(name, request, data) if api else workspace.page(request, f"{name}.html", data)
     handler.__name__ = f"{name}_{'api' if api else 'page'}"
     return protected(VIEWS[name].role, api=api)(handler)
-
-
-def _api_answer(name: str, request: Request, data: dict) -> Response:
-    tables = data["tables"]
-    if request.query_params.get("format") == "csv":
-        table = request.query_params.get("table") or next(iter(tables))
-        if table not in tables:
-            return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
-        return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
-            "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
-    return JSONResponse(api_body(name, data))
 
 
 def home(request: Request) -> Response:
@@ -73,7 +62,7 @@ def healthz(request: Request) -> Response:
 def routes() -> list:
     pages = [Route(f"/{name}", view_route(name, api=False)) for name in VIEWS]
     apis = [Route(f"/api/{name}", view_route(name, api=True)) for name in VIEWS]
-    return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(), *reviewing.routes(),
+    return [Route("/", protected("viewer")(home)), *pages, *apis, *login.routes(), *admin.routes(), *reviewing.routes(), *sharing.routes(),
             Route("/healthz", healthz), Mount("/static", StaticFiles(directory=static_dir()), name="static")]
 
 

@@ -66,13 +66,13 @@ class Filters:
 
 
 def parse_filters(query: dict[str, str], catalog: BrandCatalog, latest: date | None,
-                  platforms: list[str]) -> Filters:
+                  platforms: list[str], default_days: int = DEFAULT_DAYS) -> Filters:
     """Filters from a URL's parameters, with defaults: the first own brand (else the first
-    brand), its category, the DEFAULT_DAYS days ending at the latest day measured, every
+    brand), its category, the `default_days` days ending at the latest day measured, every
     platform."""
-    brand = _brand(query.get("brand"), query.get("category"), catalog)
+    brand = find_brand(query.get("brand"), query.get("category"), catalog)
     end = _day(query, "to") or latest or date.today()
-    start = _day(query, "from") or end - timedelta(days=DEFAULT_DAYS - 1)
+    start = _day(query, "from") or end - timedelta(days=default_days - 1)
     if start > end:
         raise FilterError(f"from {start} is after to {end}")
     if (end - start).days + 1 > MAX_DAYS:
@@ -85,7 +85,7 @@ def parse_filters(query: dict[str, str], catalog: BrandCatalog, latest: date | N
     return Filters(brand.name, brand.category, start, end, chosen, as_of)
 
 
-def _brand(name: str | None, category: str | None, catalog: BrandCatalog):
+def find_brand(name: str | None, category: str | None, catalog: BrandCatalog):
     if category is not None and category not in catalog.categories:
         raise FilterError(f"unknown category {category!r}")
     if name:

@@ -26,6 +26,8 @@ def bearer_token(authorization: str | None) -> str | None:
 class McpEndpoint:
     """The ASGI app of /mcp; it answers while `running()` is entered (in the app's lifespan)."""
 
+    required_role = "viewer"  # the least a token's user needs; each tool asks its view's own role
+
     def __init__(self, workspace: Workspace):
         self.workspace = workspace
         self.server = mcp_server(workspace, self._user_of)

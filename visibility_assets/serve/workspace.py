@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.measure.change_rule import change_rule
@@ -21,9 +21,10 @@ from visibility_assets.review.store import RANDOM, ReviewStore
 from visibility_assets.serve.accounts import Accounts, User
 from visibility_assets.serve.answer_html import answer_html
 from visibility_assets.serve.auth import Guard
-from visibility_assets.serve.filters import FilterError, Filters, parse_filters
+from visibility_assets.serve.filters import DEFAULT_DAYS, FilterError, Filters, parse_filters
 from visibility_assets.serve.masking import masked
 from visibility_assets.serve.reader import SnapshotError, WorkspaceReader
+from visibility_assets.serve.share_links import ShareLinks
 from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
 from visibility_assets.serve.views.competitors import MENTION_RATE, PAGE_ROWS, SEARCH_CHARS, competitors
@@ -55,6 +56,7 @@ class ViewCall:
     query: Mapping[str, str]
     user: User | None = None
     reviews: ReviewStore | None = None
+    days: int = DEFAULT_DAYS  # the period shown when the query names none
 
     @classmethod
     def of(cls, request: Request) -> ViewCall:
@@ -137,6 +139,7 @@ class Workspace:
                  reviews: ReviewStore, root_path: str = ""):
         self.config, self.reader, self.accounts, self.guard = config, reader, accounts, guard
         self.reviews = reviews
+        self.shares = ShareLinks(accounts)
         self.root_path = root_path.rstrip("/")
         self.templates = Environment(loader=PackageLoader("visibility_assets.serve", "templates"),
                                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
@@ -161,7 +164,7 @@ class Workspace:
                 except duckdb.CatalogException:
                     raise ViewError("the warehouse has no metrics yet: run `visibility demo`, or materialize"
                                     " the metrics", 503) from None
-                filters = parse_filters(query, self.config.catalog, latest, platforms or [])
+                filters = parse_filters(query, self.config.catalog, latest, platforms or [], call.days)
                 try:
                     data = view.build(conn, filters, call, self.config)
                     if not call.reads_answers:  # a viewer: personal data an answer quoted, masked
@@ -198,6 +201,18 @@ class Workspace:
             request=request, user=user, csrf=session.csrf if session else "", catalog=self.config.catalog,
             **context)
         return HTMLResponse(html, status_code=status_code)
+
+
+def api_response(name: str, request: Request, data: dict) -> Response:
+    """A view's answer under /api/: its JSON, or one of its tables as CSV (`format=csv&table=T`)."""
+    tables = data["tables"]
+    if request.query_params.get("format") == "csv":
+        table = request.query_params.get("table") or next(iter(tables))
+        if table not in tables:
+            return JSONResponse({"error": f"table: one of {', '.join(tables)}"}, status_code=400)
+        return Response(tables[table].as_csv(), media_type="text/csv; charset=utf-8", headers={
+            "content-disposition": f'attachment; filename="{name}-{table}.csv"'})
+    return JSONResponse(api_body(name, data))
 
 
 def api_body(name: str, data: dict) -> dict:

@@ -12,7 +12,6 @@ from functools import cache
 import duckdb
 
 from visibility_assets.measure.metric_catalog import share, shares
-
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
 
