@@ -24,6 +24,7 @@ from visibility_assets.measure.partition_figures import partition_figures_of
 from visibility_assets.measure.project import load_project
 from visibility_assets.notify.defs import build_alert_notifications
 from visibility_assets.operate.automation import JOBS, build_nightly_schedule, catalog_change_sensor, review_sensor
+from visibility_assets.operate.digest_schedule import build_digest_schedules, digest_job
 from visibility_assets.operate.failed_runs import fault_of_failed_run
 from visibility_assets.operate.instance import batch_event_writes
 from visibility_assets.report.defs import build_report_sensor, visibility_report
@@ -48,8 +49,8 @@ def build_definitions(config: VisibilityConfig, collect_retry_policy: RetryPolic
             visibility_report,
             lake_maintenance,
         ],
-        jobs=list(JOBS),
-        schedules=[build_nightly_schedule(config.platform_names)],
+        jobs=[*JOBS, digest_job],
+        schedules=[build_nightly_schedule(config.platform_names), *build_digest_schedules(config)],
         sensors=[catalog_change_sensor, collection_task_sensor, build_report_sensor(config.platform_names),
                  fault_of_failed_run, review_sensor],
         resources=build_resources(config),

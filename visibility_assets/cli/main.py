@@ -13,6 +13,7 @@ from visibility_assets.cli import (
     backfill,
     bench,
     demo,
+    digest,
     explain,
     judge,
     mcp,
@@ -33,7 +34,7 @@ from visibility_assets.core.visible_text import VisibleStream
 from visibility_assets.tools.simulator.launch import SimulatorPortBusy
 
 SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
-               mcp, plan, share, users, bench)
+               mcp, plan, share, digest, users, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from visibility_assets.config.entry import Count, Number, _Entry
 from visibility_assets.config.urls import EndpointUrl
@@ -76,12 +76,51 @@ class Webhook(_Entry):
         return (os.environ.get(self.secret_env, "").strip() or None) if self.secret_env else None
 
 
+class DigestEmail(_Entry):
+    """Where the digest is mailed: an SMTP server, its login (the password from the environment),
+    the sender and the readers. `security`: starttls (port 587), ssl (465) or none (a relay on
+    the local network)."""
+
+    smtp_host: str = Field(min_length=1)
+    smtp_port: Count = Field(default=587, ge=1, le=65535)
+    security: Literal["starttls", "ssl", "none"] = "starttls"
+    username: str | None = None
+    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    sender: str = Field(min_length=3, pattern=r"^[^@\s]+@[^@\s]+$")
+    to: tuple[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+$")], ...] = Field(min_length=1)
+    timeout_s: Number = Field(default=30.0, gt=0, le=300)
+
+    def password(self) -> str | None:
+        return (os.environ.get(self.password_env, "").strip() or None) if self.password_env else None
+
+
+class Digests(_Entry):
+    """Where `visibility digest` and its schedules send the digest of the own brands: webhooks of
+    `notifications.webhooks` by name, and e-mail. The weekly one goes out on Mondays at 09:00
+    Asia/Shanghai; `daily: true` adds one every morning at 09:00."""
+
+    webhooks: tuple[str, ...] = ()
+    email: DigestEmail | None = None
+    daily: bool = False
+
+
 class Notifications(_Entry):
     report_url: EndpointUrl | None = None  # where readers open the report
+    workspace_url: EndpointUrl | None = None  # where readers open the workspace (digest links); else $VISIBILITY_SERVE_URL
     max_alert_age_days: Count = Field(default=2, ge=0, le=90)  # a re-analysis of old days notifies nobody
     # A `visibility replay` that reads more than this share of a platform's answers otherwise is a rule fault.
     replay_diff_limit: Number = Field(default=0.10, ge=0, le=1)
     webhooks: tuple[Webhook, ...] = ()
+    digests: Digests = Field(default_factory=Digests)
+
+    @model_validator(mode="after")
+    def _digest_webhooks_exist(self) -> Notifications:
+        names = [w.name for w in self.webhooks]
+        unknown = [name for name in self.digests.webhooks if name not in names]
+        if unknown:
+            raise ValueError(f"digests.webhooks: no webhook named {unknown[0]!r} in notifications.webhooks"
+                             f" (named: {', '.join(names) or 'none'})")
+        return self
 
 
 class EventsFile(_Entry):

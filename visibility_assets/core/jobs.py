@@ -7,6 +7,7 @@ REANALYSIS_JOB = "reanalysis_job"
 CATALOG_JOB = "catalog_job"
 REPORT_JOB = "report_job"
 MAINTENANCE_JOB = "lake_maintenance_job"
+DIGEST_JOB = "digest_job"
 
 # The tags a run's platform is found by: a partition's (Dagster's own), a range run's (ours).
 PLATFORM_TAGS = ("dagster/partition/platform", "visibility/platform")

@@ -54,6 +54,10 @@ class FaultMessage:
     def alert_id(self) -> str:  # the deliveries ledger's key, as an alert's
         return self.fault_id
 
+    @property
+    def message_id(self) -> str:
+        return self.fault_id
+
     good_news = False
 
     @property

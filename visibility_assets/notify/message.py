@@ -66,6 +66,10 @@ class AlertMessage:
             report_url=report_url, fault_class=row.get("fault_class") or alert_fault_class(str(row["kind"])))
 
     @property
+    def message_id(self) -> str:
+        return self.alert_id
+
+    @property
     def alert_id(self) -> str:
         """What the alert is about, never how it was computed: a re-run that recomputes the same
         change (other rates, another run id) keeps the id, so it is not notified again. JSON

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 import httpx
@@ -24,7 +24,6 @@ import httpx
 from visibility_assets.config.events import Webhook
 from visibility_assets.core.retry import backoff_s, parse_retry_after
 from visibility_assets.notify.formats import OutgoingRequest, render
-from visibility_assets.notify.message import AlertMessage
 
 LOG = logging.getLogger(__name__)
 
@@ -47,7 +46,7 @@ WECOM_RETRY_CODES = frozenset({45009, -1})  # api freq out of limit (20 a minute
 @dataclass(frozen=True)
 class Delivery:
     webhook: str  # the webhook's name
-    alert_id: str
+    alert_id: str  # the message's id: an alert's, or a digest's
     state: str  # delivered | failed | skipped
     attempts: int
     http_status: int | None  # of the last attempt that got an answer
@@ -118,10 +117,20 @@ HTTPX_LOG = _ScrubbedHttpxLog()
 logging.getLogger("httpx").addFilter(HTTPX_LOG)
 
 
-def deliver(webhook: Webhook, message: AlertMessage, client: httpx.Client,
+class Message(Protocol):
+    """What a webhook carries: an alert (notify/message.py) or a digest (notify/digest.py)."""
+
+    @property
+    def message_id(self) -> str: ...
+
+
+Renderer = Callable[[str, Any, "str | None", float], OutgoingRequest]  # (format, message, secret, now)
+
+
+def deliver(webhook: Webhook, message: Message, client: httpx.Client,
             sleep: Callable[[float], None] = time.sleep, now: Callable[[], float] = time.time,
-            log: Any = LOG) -> Delivery:
-    """Send `message` until the service accepts it, it refuses it for good, or the webhook's
+            log: Any = LOG, render: Renderer = render) -> Delivery:
+    """Send `message` (rendered by `render`, the alerts' renderers unless told) until the service accepts it, it refuses it for good, or the webhook's
     max_attempts are spent. Retried: connection errors, timeouts, 408, 429, 5xx and the services'
     rate-limit codes, after an exponential backoff with jitter (or the Retry-After asked for)."""
     url, secret = webhook.url(), webhook.secret()
@@ -144,15 +153,15 @@ def deliver(webhook: Webhook, message: AlertMessage, client: httpx.Client,
             if outcome.delivered or not outcome.retry or attempt == webhook.max_attempts:
                 break
             delay = _delay(attempt, outcome.retry_after)
-            log.info(f"{where}: attempt {attempt} for alert {message.alert_id[:12]} failed ({outcome.error}),"
+            log.info(f"{where}: attempt {attempt} for {message.message_id[:12]} failed ({outcome.error}),"
                      f" retrying in {delay:.1f} s")
             sleep(delay)
     state = DELIVERED if outcome.delivered else FAILED
-    return Delivery(webhook.name, message.alert_id, state, attempt, status, outcome.error, first_attempt_at, now())
+    return Delivery(webhook.name, message.message_id, state, attempt, status, outcome.error, first_attempt_at, now())
 
 
-def _skipped(webhook: Webhook, message: AlertMessage, error: str, now: Callable[[], float]) -> Delivery:
-    return Delivery(webhook.name, message.alert_id, SKIPPED, 0, None, error, None, now())
+def _skipped(webhook: Webhook, message: Message, error: str, now: Callable[[], float]) -> Delivery:
+    return Delivery(webhook.name, message.message_id, SKIPPED, 0, None, error, None, now())
 
 
 def _attempt(client: httpx.Client, url: str, request: OutgoingRequest, webhook: Webhook,

@@ -19,6 +19,7 @@ from mcp.server.lowlevel import Server
 
 from visibility_assets.measure.metric_catalog import metric_catalog
 from visibility_assets.serve.accounts import User
+from visibility_assets.serve.views.answers import NAMED
 from visibility_assets.serve.workspace import VIEWS, ViewCall, ViewError, Workspace, api_body
 
 NAME = "visibility"
@@ -44,8 +45,9 @@ EXTRA = {
                     "search": {"type": "string", "description": "brands whose name contains this"},
                     "offset": OFFSET},
     "answers": {"question": {"type": "string", "description": "one question's id"},
-                "named": {"type": "string", "enum": ["all", "named", "not_named"],
-                          "description": "answers that name the brand, that do not, or all"},
+                "named": {"type": "string", "enum": list(NAMED),
+                          "description": "all answers, those that name the brand (yes), those that do not (no),"
+                                         " those that advise against it (against)"},
                 "offset": OFFSET},
     "alerts": {"offset": OFFSET},
 }

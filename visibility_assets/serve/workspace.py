@@ -194,6 +194,11 @@ class Workspace:
             except (duckdb.CatalogException, FilterError):
                 pass
 
+    def settle(self) -> None:
+        """Wait for the copy of the marts a view started, if any: a command that read the views
+        exits after it, not in the middle of it (DuckDB aborts a process that leaves mid-query)."""
+        self.reader.marts.wait()
+
     def page(self, request: Request, template: str, context: dict, status_code: int = 200) -> HTMLResponse:
         user = getattr(request.state, "user", None)
         session = self.guard.current_session(request)

@@ -22,7 +22,7 @@ WITH tracked AS (
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
 ),
 naming AS (
-    SELECT request_key FROM brand_mentions
+    SELECT request_key, recommended FROM brand_mentions
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
 ),
 cell AS MATERIALIZED (
@@ -34,8 +34,10 @@ cell AS MATERIALIZED (
       AND ($question IS NULL OR s.question_id = $question)
 """
 NAMED_CONDITION = {"all": "", "yes": "      AND s.request_key IN (SELECT request_key FROM naming)\n",
-                   "no": "      AND s.request_key NOT IN (SELECT request_key FROM naming)\n"}
-NAMED = tuple(NAMED_CONDITION)  # every answer of the cell, those naming the brand, those that do not
+                   "no": "      AND s.request_key NOT IN (SELECT request_key FROM naming)\n",
+                   "against": "      AND s.request_key IN (SELECT request_key FROM naming WHERE recommended = false)\n"}
+# every answer of the cell, those naming the brand, those that do not, those that advise against it
+NAMED = tuple(NAMED_CONDITION)
 # The total is a scalar subquery, not a window count over every row: DuckDB's parallel window
 # count races (duckdb/duckdb#22846, #25713: an internal error that invalidates the database
 # until the process restarts; tests/test_layers.py refuses such a window).
