@@ -107,6 +107,7 @@ def test_the_weekly_digest_arrives_by_mail_and_as_cards_and_names_only_significa
             shown = f"{row['value']:.1%}" if figure.label != labels["avg_list_rank"] else f"{row['value']:.2f}"
             assert figure.value.startswith(shown), (figure, row)
             assert (figure.change is not None) == bool(row["significant"]), (figure, row)
+            assert figure.accuracy and "right" in figure.accuracy  # the accuracy ledger beside each figure
         significant = [r for r in rows if r["significant"]]
         assert len(brand.changes) == min(len(significant), 8)
         assert all("pts from" in item.text or " from " in item.text for item in brand.changes)

@@ -31,6 +31,7 @@ class Figure:
     value: str  # with its 95% interval
     change: str | None  # the change against the period before, said only when significant
     url: str | None = None
+    accuracy: str = ""  # how accurate the labels under it are measured to be (the accuracy ledger)
 
 
 # What each brand's part lists after its figures, in this order, with its heading.
@@ -84,7 +85,9 @@ class Digest:
         for brand in self.brands:
             parts.append(f"<h2>{_html_link(Item(f'{brand.brand} ({brand.category})', brand.url))}</h2><ul>")
             parts += [f"<li>{_html_link(Item(f.label, f.url))}: {html.escape(f.value)}"
-                      f"{' · <strong>' + html.escape(f.change) + '</strong>' if f.change else ''}</li>" for f in brand.figures]
+                      f"{' · <strong>' + html.escape(f.change) + '</strong>' if f.change else ''}"
+                      f"{' <small>— ' + html.escape(f.accuracy) + '</small>' if f.accuracy else ''}</li>"
+                      for f in brand.figures]
             parts.append("</ul>")
             for key, heading in SECTIONS:
                 items = getattr(brand, key)
@@ -107,7 +110,7 @@ def _document(digest: Digest, link, heading: str, bold: str) -> str:
     for brand in digest.brands:
         lines += [f"{heading}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}", ""]
         lines += [f"- {link(Item(f.label, f.url))}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
-                  for f in brand.figures]
+                  f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
         for key, title in SECTIONS:
             items = getattr(brand, key)
             lines += ["", f"{bold}{title}{bold}"] + ([f"- {link(i)}" for i in items] or ["- none"])
@@ -184,7 +187,7 @@ def _json(digest: Digest, secret: str | None, now: float) -> OutgoingRequest:
 def _brand_md(brand: BrandDigest, link=_md_link, bold: str = "**") -> str:
     lines = [f"{bold}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}{bold}"]
     lines += [f"• {link(Item(f.label, f.url))}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
-              for f in brand.figures]
+              f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
     for key, title in SECTIONS:
         items = getattr(brand, key)
         if items:
