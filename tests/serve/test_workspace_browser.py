@@ -117,3 +117,38 @@ def test_a_viewer_filters_and_is_refused_the_answers_an_analyst_sees_them(served
               if entry["level"] == "SEVERE" and entry["source"] != "network"]
     assert not errors, errors  # no script error, nothing refused by the Content-Security-Policy
     assert all(path.stat().st_size > 10_000 for path in taken)
+
+
+@pytest.mark.long
+def test_the_first_screen_shows_tiles_ranking_and_next_steps_and_its_chart_downloads(served, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    shots = Path(os.environ.get("VISIBILITY_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    wait = WebDriverWait(browser, 20)
+    for user in ("vera", "ana", "adam"):
+        _log_in(browser, served, user)
+        browser.get(f"{served}/overview?from={FIRST_DAY}&to={DAY}")
+        wait.until(lambda d: d.execute_script("return !!document.querySelector('#trend-chart canvas')"))
+        tiles = browser.find_elements(By.CSS_SELECTOR, "#tiles .tile")
+        assert len(tiles) == 5 and all(t.find_element(By.CSS_SELECTOR, ".tile-value").text.strip("–") for t in tiles)
+        assert "is #" in browser.find_element(By.CSS_SELECTOR, ".place").text
+        steps = browser.find_elements(By.CSS_SELECTOR, "#next-steps li a")
+        assert steps
+        # the first screen comes before the detailed table
+        assert browser.execute_script("return document.getElementById('first-screen').getBoundingClientRect().top"
+                                      " < document.getElementById('figures').getBoundingClientRect().top")
+        assert _shot(browser, f"overview-first-screen-{user}", shots).stat().st_size > 10_000
+    for kind, magic in (("png", b"\x89PNG"), ("svg", b"<svg")):
+        browser.find_element(By.CSS_SELECTOR, f"button.chart-download[data-format='{kind}']").click()
+        wait.until(lambda d: [p for p in downloads.glob(f"*.{kind}") if p.stat().st_size > 1000])
+        (saved,) = downloads.glob(f"*.{kind}")
+        assert saved.read_bytes().startswith(magic) and "mention-rate" in saved.name
+    steps[0].click()  # the analyst's (adam's) first step leads to its answers or its view
+    wait.until(lambda d: "/overview?" not in d.current_url or "#also-recommended" in d.current_url)
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE" and entry["source"] != "network"]
+    assert not errors, errors

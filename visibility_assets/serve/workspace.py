@@ -28,13 +28,14 @@ from visibility_assets.serve.share_links import ShareLinks
 from visibility_assets.serve.views.alerts import PAGE_ALERTS, alerts
 from visibility_assets.serve.views.answers import NAMED, PAGE, answers
 from visibility_assets.serve.views.competitors import MENTION_RATE, PAGE_ROWS, SEARCH_CHARS, competitors
-from visibility_assets.serve.views.grid import json_value
+from visibility_assets.serve.views.grid import as_xlsx, json_value
 from visibility_assets.serve.views.overview import overview
 from visibility_assets.serve.views.questions import questions
 from visibility_assets.serve.views.review import accuracy_view, review
 from visibility_assets.serve.views.sources import sources
 
 MAX_OFFSET = 1_000_000
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 MAX_AS_OF_CHARS = 40
 SCOPE = """
 SELECT max(date) AS latest, list(DISTINCT platform ORDER BY platform) AS platforms FROM mention_metrics
@@ -114,6 +115,10 @@ def _accuracy(conn, filters, call: ViewCall, config) -> dict:
     return accuracy_view(conn, filters, call.reviews)
 
 
+def _texts(config: VisibilityConfig) -> dict[str, str]:
+    return {q.id: q.text for q in config.questions}
+
+
 def _ledger(conn, filters, call: ViewCall) -> dict | None:
     """The brand's accuracy ledger; None when warming up (no reviews to read)."""
     return None if call.reviews is None else accuracy_view(conn, filters, call.reviews)["ledger"]
@@ -121,10 +126,10 @@ def _ledger(conn, filters, call: ViewCall) -> dict | None:
 
 VIEWS = {view.name: view for view in (
     View("overview", "Overview", "viewer",
-         lambda conn, f, call, config: overview(conn, f, quotes=call.reads_answers, accuracy=_ledger(conn, f, call))),
+         lambda conn, f, call, config: overview(conn, f, quotes=call.reads_answers, accuracy=_ledger(conn, f, call),
+                                                texts=_texts(config), weights=config.question_weights)),
     View("competitors", "Competitors", "viewer", _competitors),
-    View("questions", "Questions", "viewer",
-         lambda conn, f, call, config: questions(conn, f, {q.id: q.text for q in config.questions})),
+    View("questions", "Questions", "viewer", lambda conn, f, call, config: questions(conn, f, _texts(config))),
     View("answers", "Answers", "analyst", _answers),
     View("sources", "Sources", "viewer", lambda conn, f, call, config: sources(conn, f)),
     View("alerts", "Alerts and quality", "viewer",
@@ -209,8 +214,12 @@ class Workspace:
 
 
 def api_response(name: str, request: Request, data: dict) -> Response:
-    """A view's answer under /api/: its JSON, or one of its tables as CSV (`format=csv&table=T`)."""
+    """A view's answer under /api/: its JSON, one of its tables as CSV (`format=csv&table=T`), or all
+    of them as a workbook (`format=xlsx`)."""
     tables = data["tables"]
+    if request.query_params.get("format") == "xlsx":  # every table of the view, a sheet each
+        return Response(as_xlsx(tables), media_type=XLSX, headers={
+            "content-disposition": f'attachment; filename="{name}.xlsx"'})
     if request.query_params.get("format") == "csv":
         table = request.query_params.get("table") or next(iter(tables))
         if table not in tables:

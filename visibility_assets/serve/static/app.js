@@ -85,8 +85,7 @@ function trendChart() {
     ...platforms.map((p) => ({ name: p, type: "line", data: value(p, "mention_rate"), symbolSize: 4,
                                lineStyle: { width: 1 } })),
   ];
-  const chart = echarts.init(element);
-  chart.setOption({
+  const option = {
     animation: false,
     tooltip: { trigger: "axis", valueFormatter: (v) => (v === null || v === undefined ? "–" : v + "%") },
     legend: { data: ["All platforms", "95% interval (all)", ...platforms], top: 0 },
@@ -94,8 +93,45 @@ function trendChart() {
     xAxis: { type: "category", data: dates },
     yAxis: { type: "value", min: 0, max: 100, axisLabel: { formatter: "{value}%" } },
     series,
-  });
+  };
+  const chart = echarts.init(element);
+  chart.setOption(option);
+  charts.set(element.id, { chart, option, element });
   window.addEventListener("resize", () => chart.resize());
+}
+
+// Every chart downloads as PNG (ECharts' own image of the canvas) and SVG (the same option drawn
+// again by ECharts' SVG renderer, off screen), for a slide.
+const charts = new Map();
+
+function download(name, href) {
+  const link = document.createElement("a");
+  link.href = href;
+  link.download = name;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+}
+
+function setUpChartDownloads() {
+  for (const button of document.querySelectorAll("button.chart-download")) {
+    button.addEventListener("click", () => {
+      const entry = charts.get(button.dataset.chart);
+      if (!entry) return;
+      const name = (entry.element.dataset.filename || entry.element.id) + "." + button.dataset.format;
+      if (button.dataset.format === "png") {
+        download(name, entry.chart.getDataURL({ type: "png", pixelRatio: 2, backgroundColor: "#ffffff" }));
+        return;
+      }
+      const svg = echarts.init(null, null, { renderer: "svg", ssr: true, width: entry.element.clientWidth,
+                                             height: entry.element.clientHeight });
+      svg.setOption({ ...entry.option, backgroundColor: "#ffffff" });
+      const url = URL.createObjectURL(new Blob([svg.renderToSVGString()], { type: "image/svg+xml" }));
+      svg.dispose();
+      download(name, url);
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    });
+  }
 }
 
 // The Review page: every label confirmed or corrected with one key (outside the note and the
@@ -152,5 +188,6 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpFilters();
   setUpSorting();
   trendChart();
+  setUpChartDownloads();
   setUpReview();
 });

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 import duckdb
+import xlsxwriter
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,27 @@ class Grid:
         for row in self.rows:
             writer.writerow([_csv_cell(row[c]) for c in self.columns])
         return out.getvalue()
+
+
+def as_xlsx(tables: dict[str, Grid]) -> bytes:
+    """The tables as one workbook, a sheet each. A text is written as text, never as a formula
+    or a link (an answer's text or a brand's name may start with "=")."""
+    out = io.BytesIO()
+    with xlsxwriter.Workbook(out, {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
+                                   "strings_to_numbers": False, "nan_inf_to_errors": True}) as book:
+        for name, grid in tables.items():
+            sheet = book.add_worksheet(name[:31])  # Excel's limit on a sheet's name
+            sheet.write_row(0, 0, grid.columns)
+            for index, row in enumerate(grid.rows, start=1):
+                sheet.write_row(index, 0, [_xlsx_cell(row[c]) for c in grid.columns])
+    return out.getvalue()
+
+
+def _xlsx_cell(value):
+    value = json_value(value)
+    if isinstance(value, (list, dict)):
+        return "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return value
 
 
 def json_value(value):

@@ -15,6 +15,7 @@ from visibility_assets.measure.period_figures import period_figures
 from visibility_assets.review.ledger import sentiment_headline
 from visibility_assets.review.shipped_accuracy import SENTIMENT_HELD_OUT, SHIPPED_FIGURES
 from visibility_assets.serve.filters import Filters
+from visibility_assets.serve.views.first_screen import next_steps, ranking, tiles
 from visibility_assets.serve.views.grid import Grid
 from visibility_assets.warehouse.db import has_tables
 
@@ -147,8 +148,10 @@ METRIC_FIELDS = {"mention_rate": "mentioned", "share_of_voice": "mentioned", "we
 
 
 def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = False,
-             accuracy: dict | None = None) -> dict:
-    """`accuracy`: the brand's accuracy ledger (review/ledger.py), shown beside the figures it qualifies."""
+             accuracy: dict | None = None, texts: dict[str, str] | None = None,
+             weights: dict[str, float] | None = None) -> dict:
+    """`accuracy`: the brand's accuracy ledger (review/ledger.py), shown beside the figures it
+    qualifies; `texts` and `weights`: the questions' texts and demand weights, by id (the next steps)."""
     conn.execute(BRAND_ROWS, filters.params("brand", "category", "previous_start", "end", "platforms"))
     figures = Grid.of(period_figures(conn, filters.brand, filters.category, filters.start, filters.end,
                                      filters.platforms, source=BRAND_ROWS_TABLE))
@@ -163,16 +166,20 @@ def overview(conn: duckdb.DuckDBPyConnection, filters: Filters, quotes: bool = F
     for entry in (accuracy or {}).get("fields", ()):
         ledger.setdefault(entry["field"], []).append(entry)
     sentiment = _sentiment_headline(method, ledger.get("sentiment", []))
+    offered = also_offered(conn, filters)
+    ranked, place = ranking(conn, filters)
     return {"tables": {"figures": figures, "trend": trend, "model_changes": changes,
                        "sentiment_method": method, "claims": claims(conn, filters, quotes),
-                       "also_recommended": also_offered(conn, filters)},
+                       "also_recommended": offered, "ranking": ranked,
+                       "next_steps": next_steps(conn, filters, texts or {}, weights or {}, offered)},
+            "tiles": tiles(figures), "place": place,
             "by_metric": by_metric, "columns": columns, "sentiment_accuracy": SENTIMENT_HELD_OUT.sentence(),
             "quotes": quotes, "reviewed": {row["platform"]: row["reviewed"] or 0 for row in method.rows},
             "sentiment_headline": sentiment,
             "accuracy": {metric: ledger.get(field, []) for metric, field in METRIC_FIELDS.items()},
             "api": {"accuracy": {metric: [entry["sentence"] for entry in ledger.get(field, [])]
                                  for metric, field in METRIC_FIELDS.items()},
-                    "sentiment_headline": sentiment}}
+                    "sentiment_headline": sentiment, "place": place}}
 
 
 SENTIMENT_METRICS = ("positive_rate", "negative_sentiment_rate")
