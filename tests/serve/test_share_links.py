@@ -113,6 +113,7 @@ def test_the_link_is_a_full_url_when_the_workspace_address_is_known(workspace, s
 @pytest.mark.long
 def test_a_link_opens_the_overview_in_a_browser_without_a_login(workspace, served, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     from visibility_assets.serve.share_links import ShareLinks
 
@@ -122,10 +123,14 @@ def test_a_link_opens_the_overview_in_a_browser_without_a_login(workspace, serve
     assert browser.find_element(By.TAG_NAME, "h1").text.startswith(BRAND)
     assert "Shared view of" in browser.find_element(By.CSS_SELECTOR, ".shared-note").text
     assert browser.find_elements(By.CSS_SELECTOR, "#figures tbody tr")
+    WebDriverWait(browser, 20).until(  # the scripts load through the link too: the chart is drawn
+        lambda d: d.execute_script("return !!document.querySelector('#trend-chart canvas')"))
     assert not browser.get_cookies()  # nothing to log in with was handed out
     shots = Path(os.environ.get("VISIBILITY_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     assert _shot(browser, "shared-overview", shots).stat().st_size > 10_000
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"]
+    assert not errors, errors
     browser.get(f"{served}/s/{token}/answers")
     assert "not shared" in browser.find_element(By.TAG_NAME, "main").text
     ShareLinks(workspace.accounts).revoke(link.link_id, "test")

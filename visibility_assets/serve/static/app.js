@@ -8,9 +8,11 @@ function setUpFilters() {
   if (!form) return;
   const brand = document.getElementById("brand-select");
   const category = document.getElementById("category-input");
-  brand.addEventListener("change", () => {
-    category.value = brand.selectedOptions[0].dataset.category;
-  });
+  if (brand) { // a shared link's page shows its one brand, no choice
+    brand.addEventListener("change", () => {
+      category.value = brand.selectedOptions[0].dataset.category;
+    });
+  }
   form.addEventListener("submit", () => {
     const boxes = [...form.querySelectorAll(".platform-box")];
     const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
