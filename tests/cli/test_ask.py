@@ -44,7 +44,8 @@ def test_ask_waits_for_the_platforms_run_then_adds_rounds_of_its_own(visibility_
                                           status=DagsterRunStatus.STARTED, tags=partition_tags("2026-11-06", "qwen"))
 
     ask = _ask("--platform", "qwen", "--question", "q001,q002", "--rounds", "2", "--date", DAY)
-    first = ask.stdout.readline() + ask.stdout.readline()
+    first = "".join(ask.stdout.readline() for _ in range(3))  # the task, its expected cost, the wait
+    assert "expected cost: " in first and " CNY for 4 answer(s)" in first, first  # said before it sends
     assert "waiting for run" in first and blocker.run_id in first, first
     assert _received(simulator, "qwen") == sent_before
     released = datetime.now(UTC)

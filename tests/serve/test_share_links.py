@@ -136,3 +136,29 @@ def test_a_link_opens_the_overview_in_a_browser_without_a_login(workspace, serve
     ShareLinks(workspace.accounts).revoke(link.link_id, "test")
     browser.get(f"{served}/s/{token}")
     assert "revoked" in browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_an_admin_makes_and_revokes_a_link_on_the_admin_page_which_shows_the_cost_plan(workspace):
+    import re
+
+    from tests.workspace_lake import csrf_of
+
+    admin = workspace.client("adam")
+    page = admin.get("/admin")
+    assert 'id="shares"' in page.text and 'id="cost-plan"' in page.text
+    plan_rows = re.findall(r"<tr><td>([a-z]+)</td>", page.text.split('id="cost-plan"')[1])
+    assert {"deepseek", "kimi"} <= set(plan_rows)
+    made = admin.post("/admin/shares", data={"csrf": csrf_of(page.text), "brand": BRAND, "days": "7",
+                                             "expires": "2d"})
+    assert made.status_code == 200 and "shown once" in made.text
+    path = "/s/" + re.search(r"/s/([A-Za-z0-9_-]{20,})", made.text).group(1)
+    assert workspace.client().get(path).status_code == 200
+    link_id = re.search(r"share link ([0-9a-f]{8}) for", made.text).group(1)
+    revoked = admin.post("/admin/shares/revoke", data={"csrf": csrf_of(made.text), "id": link_id})
+    assert revoked.status_code == 200 and "revoked" in revoked.text
+    assert workspace.client().get(path).status_code == 410
+    bad = admin.post("/admin/shares", data={"csrf": csrf_of(revoked.text), "brand": BRAND, "expires": "forever"})
+    assert bad.status_code == 400 and "expires" in bad.text
+    viewer = workspace.client("vera")
+    assert viewer.post("/admin/shares", data={"csrf": csrf_of(viewer.get("/overview").text),
+                                              "brand": BRAND}).status_code == 403
