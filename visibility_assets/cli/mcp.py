@@ -42,5 +42,8 @@ def run(args) -> int:
     async def serve() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
-    anyio.run(serve)
+    try:
+        anyio.run(serve)
+    finally:
+        workspace.settle()  # a copy of the marts a tool started ends before the process does
     return 0
