@@ -26,11 +26,10 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Figure:
+class Figure:  # the brand's heading links to the overview they are read from
     label: str
     value: str  # with its 95% interval
     change: str | None  # the change against the period before, said only when significant
-    url: str | None = None
     accuracy: str = ""  # how accurate the labels under it are measured to be (the accuracy ledger)
 
 
@@ -84,7 +83,7 @@ class Digest:
                  " a change is shown only when the alerts' test calls it significant.</p>"]
         for brand in self.brands:
             parts.append(f"<h2>{_html_link(Item(f'{brand.brand} ({brand.category})', brand.url))}</h2><ul>")
-            parts += [f"<li>{_html_link(Item(f.label, f.url))}: {html.escape(f.value)}"
+            parts += [f"<li>{html.escape(f.label)}: {html.escape(f.value)}"
                       f"{' · <strong>' + html.escape(f.change) + '</strong>' if f.change else ''}"
                       f"{' <small>— ' + html.escape(f.accuracy) + '</small>' if f.accuracy else ''}</li>"
                       for f in brand.figures]
@@ -109,7 +108,7 @@ def _document(digest: Digest, link, heading: str, bold: str) -> str:
              " a change is shown only when the alerts' test calls it significant.", ""]
     for brand in digest.brands:
         lines += [f"{heading}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}", ""]
-        lines += [f"- {link(Item(f.label, f.url))}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
+        lines += [f"- {f.label}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
                   f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
         for key, title in SECTIONS:
             items = getattr(brand, key)
@@ -186,7 +185,7 @@ def _json(digest: Digest, secret: str | None, now: float) -> OutgoingRequest:
 
 def _brand_md(brand: BrandDigest, link=_md_link, bold: str = "**") -> str:
     lines = [f"{bold}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}{bold}"]
-    lines += [f"• {link(Item(f.label, f.url))}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
+    lines += [f"• {f.label}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
               f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
     for key, title in SECTIONS:
         items = getattr(brand, key)

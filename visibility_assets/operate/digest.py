@@ -73,7 +73,7 @@ def _brand(workspace: Workspace, base: str | None, brand: str, category: str, pe
     by_name = {m.name: m for m in metric_catalog()}
     pooled = {row["metric"]: row for row in rows if row["platform"] == "all"}
     accuracy = overview["accuracy"]  # metric -> the ledger's entries for the labels under it
-    figures = tuple(_figure(by_name[name], pooled[name], link("overview"), accuracy.get(name, ()))
+    figures = tuple(_figure(by_name[name], pooled[name], accuracy.get(name, ()))
                     for name in headline if name in pooled)
     changes = tuple(Item(f"{by_name[row['metric']].label}{'' if row['platform'] == 'all' else ' on ' + row['platform']}:"
                          f" {_value(by_name[row['metric']], row)}, {_change(by_name[row['metric']], row)}",
@@ -118,8 +118,8 @@ def _advised_against(workspace: Workspace, scope: dict, link) -> tuple[Item, ...
     return tuple(items)
 
 
-def _figure(metric, row: dict, url: str, accuracy) -> Figure:
-    return Figure(metric.label, _value(metric, row), _change(metric, row) if row["significant"] else None, url,
+def _figure(metric, row: dict, accuracy) -> Figure:
+    return Figure(metric.label, _value(metric, row), _change(metric, row) if row["significant"] else None,
                   "; ".join(entry["short"] for entry in accuracy))
 
 
