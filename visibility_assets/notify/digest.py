@@ -96,7 +96,8 @@ class Digest:
             parts += [f"<p><em>{html.escape(note)}</em></p>" for note in brand.notes]
         if self.workspace_url:
             parts.append(f'<p><a href="{html.escape(self.workspace_url)}">{OPEN_LABEL}</a></p>')
-        return "<!doctype html><html><body>" + "\n".join(parts) + "</body></html>"
+        return ('<!doctype html><html><body style="font-family: sans-serif; max-width: 860px">'
+                + "\n".join(parts) + "</body></html>")
 
     def as_json(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self), default=str))
