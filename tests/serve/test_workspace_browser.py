@@ -150,5 +150,8 @@ def test_the_first_screen_shows_tiles_ranking_and_next_steps_and_its_chart_downl
         assert saved.read_bytes().startswith(magic) and "mention-rate" in saved.name
     steps[0].click()  # the analyst's (adam's) first step leads to its answers or its view
     wait.until(lambda d: "/overview?" not in d.current_url or "#also-recommended" in d.current_url)
+    browser.get(f"{served}/admin")  # the admin's share links and cost plan
+    assert browser.find_elements(By.CSS_SELECTOR, "#cost-plan tbody tr") and browser.find_element(By.ID, "shares")
+    assert _shot(browser, "admin", shots).stat().st_size > 10_000
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE" and entry["source"] != "network"]
     assert not errors, errors
