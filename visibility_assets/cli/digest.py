@@ -5,10 +5,8 @@ from __future__ import annotations
 import sys
 
 from visibility_assets.cli.arguments import UserError, config_of, iso_date
-from visibility_assets.cli.lake_reader import read_warehouse
+from visibility_assets.cli.serve import open_workspace
 from visibility_assets.operate.digest import PERIOD_DAYS, compose_digest, send_digest
-from visibility_assets.serve.app import build_workspace
-from visibility_assets.serve.settings import ServeSettingError, ServeSettings
 from visibility_assets.serve.workspace import ViewError
 
 
@@ -29,12 +27,7 @@ def run(args) -> int:
     if not args.print_only and not routes.webhooks and routes.email is None:
         raise UserError("events.yaml routes digests nowhere (notifications.digests: webhooks, email):"
                         " add a route, or use --print")
-    with read_warehouse():
-        pass  # no warehouse yet is a clear error here
-    try:
-        workspace = build_workspace(ServeSettings.from_env(), config)
-    except ServeSettingError as exc:
-        raise UserError(str(exc)) from None
+    workspace = open_workspace(config)
     try:
         digest = compose_digest(workspace, args.period, args.date)
     except ViewError as exc:

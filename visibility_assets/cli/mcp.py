@@ -10,10 +10,8 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from visibility_assets.cli.arguments import UserError, config_of
-from visibility_assets.cli.lake_reader import read_warehouse
-from visibility_assets.serve.app import build_workspace
+from visibility_assets.cli.serve import open_workspace
 from visibility_assets.serve.mcp_tools import mcp_server
-from visibility_assets.serve.settings import ServeSettingError, ServeSettings
 
 TOKEN_ENV = "VISIBILITY_TOKEN"
 
@@ -28,13 +26,7 @@ def run(args) -> int:
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:
         raise UserError(f"{TOKEN_ENV} is not set: give it an API token (`visibility users token NAME`)")
-    with read_warehouse():
-        pass  # no warehouse yet is a clear error here, not in the first tool call
-    try:
-        settings = ServeSettings.from_env()
-    except ServeSettingError as exc:
-        raise UserError(str(exc)) from None
-    workspace = build_workspace(settings, config)
+    workspace = open_workspace(config)
     if workspace.guard.token_user(token) is None:
         raise UserError(f"{TOKEN_ENV}: no user holds this API token (revoked, or of another data directory?)")
     server = mcp_server(workspace, lambda ctx: workspace.guard.token_user(token))  # checked again on each call

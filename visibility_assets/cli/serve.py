@@ -51,6 +51,19 @@ def run(args) -> int:
     return 0
 
 
+def open_workspace(config):
+    """The workspace's read layer for a command that reads its views (`visibility mcp`, `visibility
+    digest`), or a user error: no warehouse yet, or a bad serve setting."""
+    from visibility_assets.serve.app import build_workspace
+
+    with read_warehouse():
+        pass  # no warehouse yet is a clear error here, not in the first view read
+    try:
+        return build_workspace(ServeSettings.from_env(), config)
+    except ServeSettingError as exc:
+        raise UserError(str(exc)) from None
+
+
 def refuse_a_busy_port(host: str, port: int) -> None:
     """UserError when the address cannot be listened on, before anything says the workspace
     started (uvicorn would print its own error, then exit 3, after our "workspace:" line)."""
