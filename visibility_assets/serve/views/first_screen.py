@@ -14,13 +14,27 @@ import duckdb
 from visibility_assets.measure.metric_catalog import metric_catalog
 from visibility_assets.serve.filters import Filters
 from visibility_assets.serve.views.grid import Grid
-from visibility_assets.serve.views.questions import question_rows
 from visibility_assets.serve.views.sources import BESIDE_COMPETITORS
 
 TILES = ("mention_rate", "share_of_voice", "avg_list_rank", "recommend_rate", "negative_rate")
 RANKED = 5  # brands shown above the brand's own place
 STEPS = 8
 STEP_COLUMNS = ("kind", "subject", "text", "weight", "answers", "view", "question_id", "named")
+
+# Per question, the brand's answers recommending it and advising against it, and every other
+# brand's recommending answers: from brand_mentions alone (it carries the question), in the
+# partitions cleaned while the brand was tracked, as the questions and answers views count them.
+PER_QUESTION = """
+SELECT question_id, brand, count(*) FILTER (WHERE recommended) AS recommending,
+       count(*) FILTER (WHERE recommended = false) AS against
+FROM brand_mentions
+SEMI JOIN (SELECT date, platform FROM mention_metrics
+           WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end) USING (date, platform)
+WHERE category = $category AND date BETWEEN $start AND $end
+  AND (len($platforms) = 0 OR list_contains($platforms, platform))
+GROUP BY question_id, brand
+HAVING brand = $brand OR count(*) FILTER (WHERE recommended) > 0
+"""
 
 # Every tracked brand of the category pooled over the period, by share of voice: the brand's
 # mentions over all the category's tracked mentions (ties share a place).
@@ -65,12 +79,13 @@ def ranking(conn: duckdb.DuckDBPyConnection, filters: Filters) -> tuple[Grid, di
 def next_steps(conn: duckdb.DuckDBPyConnection, filters: Filters, texts: dict[str, str], weights: dict[str, float],
                also_offered: Grid) -> Grid:
     pooled: dict[str, dict] = {}
-    for question, _, answers, naming, _, _, _, recommending, against, recommended, _ in question_rows(conn, filters):
+    rows = conn.execute(PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
+    for question, brand, recommending, against in rows:
         entry = pooled.setdefault(question, {"recommending": 0, "against": 0, "others": {}})
-        entry["recommending"] += recommending
-        entry["against"] += against
-        for item in recommended:
-            entry["others"][item["brand"]] = entry["others"].get(item["brand"], 0) + item["answers"]
+        if brand == filters.brand:
+            entry["recommending"], entry["against"] = recommending, against
+        else:
+            entry["others"][brand] = recommending
     steps = []
     for question, entry in pooled.items():
         weight, text = weights.get(question, 1.0), texts.get(question, question)

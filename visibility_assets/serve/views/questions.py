@@ -41,14 +41,13 @@ other_lists AS (
 own AS (
     SELECT a.question_id, a.platform, count(*) AS answers, count(m.request_key) AS naming,
            min(m.list_rank) AS best_rank, avg(m.list_rank) AS avg_rank,
-           count(*) FILTER (WHERE m.recommended) AS recommending,
-           count(*) FILTER (WHERE m.recommended = false) AS advising_against
+           count(*) FILTER (WHERE m.recommended) AS recommending
     FROM answers AS a
     LEFT JOIN mentions AS m ON m.request_key = a.request_key AND m.brand = $brand
     GROUP BY ALL
 )
 SELECT o.question_id, o.platform, o.answers, o.naming, o.naming / o.answers AS mention_rate, o.best_rank,
-       o.avg_rank, o.recommending, o.advising_against, coalesce(l.recommended, []) AS others_recommended,
+       o.avg_rank, o.recommending, coalesce(l.recommended, []) AS others_recommended,
        coalesce(l.named, []) AS others_named
 FROM own AS o
 LEFT JOIN other_lists AS l USING (question_id, platform)
@@ -56,28 +55,22 @@ ORDER BY o.question_id, o.platform
 """
 
 
-def question_rows(conn: duckdb.DuckDBPyConnection, filters: Filters) -> list[tuple]:
-    """PER_QUESTION's rows: what the questions view and the overview's next steps read."""
-    return conn.execute(PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
-
-
 def questions(conn: duckdb.DuckDBPyConnection, filters: Filters, texts: dict[str, str]) -> dict:
     """`texts`: each question's text, by id (the config's)."""
-    rows = question_rows(conn, filters)
+    rows = conn.execute(PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
     columns = ("question_id", "question", "platform", "answers", "naming", "mention_rate", "best_rank", "avg_rank",
-               "recommending", "advising_against", "others_recommended")
+               "recommending", "others_recommended")
     per_question = tuple({"question_id": q, "question": texts.get(q, ""), "platform": p, "answers": n,
                           "naming": naming, "mention_rate": rate, "best_rank": best, "avg_rank": mean,
-                          "recommending": recommending, "advising_against": against,
-                          "others_recommended": _listed(recommended)}
-                         for q, p, n, naming, rate, best, mean, recommending, against, recommended, _ in rows)
+                          "recommending": recommending, "others_recommended": _listed(recommended)}
+                         for q, p, n, naming, rate, best, mean, recommending, recommended, _ in rows)
     return {"tables": {"questions": Grid(columns, per_question), "gaps": _gaps(rows, texts)}}
 
 
 def _gaps(rows: list[tuple], texts: dict[str, str]) -> Grid:
     """Questions whose answers name no brand but competitors, pooled over the platforms."""
     pooled: dict[str, dict] = {}
-    for question, _, answers, naming, *_, named in rows:  # the last column: the other brands named
+    for question, _, answers, naming, *_, named in rows:
         entry = pooled.setdefault(question, {"answers": 0, "naming": 0, "competitors": {}})
         entry["answers"] += answers
         entry["naming"] += naming
