@@ -91,6 +91,8 @@ def test_over_stdio_the_tools_answer_what_the_api_answers_under_the_same_roles(w
     _, (answers,) = asyncio.run(_session(_stdio(workspace, tokens["ana"]), [("answers", ARGUMENTS)]))
     assert not answers.is_error
     assert answers.structured_content == _api(client, tokens["ana"], f"/api/answers?{QUERY}")
+    trail = [(e.actor, e.action, e.subject) for e in workspace.accounts.audit_trail(50)]
+    assert ("ana", "mcp_call", "answers") in trail and ("vera", "mcp_refused", "answers") in trail
 
 
 def test_over_http_the_tools_answer_what_the_api_answers_under_the_same_roles(served, tokens):

@@ -5,7 +5,8 @@ the same JSON as /api/NAME, under the same roles. Served on stdio by `visibility
 streamable HTTP at /mcp by `visibility serve` (serve/mcp_http.py).
 
 Who asks is the owner of an API token, checked again on every call (a revoked token or a
-changed role counts at once): `user_of` says who it is for the transport at hand."""
+changed role counts at once): `user_of` says who it is for the transport at hand. Every call,
+and every refusal, is in the audit trail with its arguments."""
 
 from __future__ import annotations
 
@@ -121,11 +122,13 @@ def call_view(workspace: Workspace, user: User | None, name: str, arguments: dic
     if name not in TOOLS:
         raise ToolError(f"unknown tool {name!r} (known: {', '.join(TOOLS)})")
     role = VIEWS[name].role
+    query = view_query(name, arguments)
     if not user.may(role):
+        workspace.accounts.audit(user.name, "mcp_refused", name, None, f"needs the {role} role")
         raise ToolError(f"the {name} tool needs the {role} role; {user.name} is a {user.role}")
+    workspace.accounts.audit(user.name, "mcp_call", name, None, json.dumps(query, ensure_ascii=False)[:500])
     try:
-        return api_body(name, workspace.view_data(name, ViewCall(view_query(name, arguments), user,
-                                                                 workspace.reviews)))
+        return api_body(name, workspace.view_data(name, ViewCall(query, user, workspace.reviews)))
     except ViewError as exc:
         raise ToolError(f"{name}: {exc}") from None
 
