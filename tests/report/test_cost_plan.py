@@ -4,41 +4,50 @@ against what the night then cost as the collector recorded it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 
 from tests.cli import visibility
 from tests.conftest import IN_PROCESS_URL, write_config
-from tests.workspace_lake import build_lake
+from tests.report.week_lake import PLATFORMS
 from visibility_assets.config import load_config
-from visibility_assets.report.cost_plan import plan_costs, read_history
-from visibility_assets.warehouse.lake import open_reader
 
 LAST_DAY = date(2026, 11, 10)
-PLATFORMS = ("qwen", "kimi")  # a search in the request, and a search that is a tool loop (two requests)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(home: Path, *command: str) -> str:
+    done = subprocess.run([sys.executable, *command], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "VISIBILITY_HOME": str(home)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
 
 
 @pytest.mark.slow
 def test_the_plan_from_a_week_of_answers_is_within_10_percent_of_what_the_next_night_cost(tmp_path):
-    config = load_config(write_config(tmp_path / "config", IN_PROCESS_URL, questions=None, rounds=3,
-                                      web_search=True))
-    lake = build_lake(tmp_path, config, LAST_DAY, 7, PLATFORMS)
+    config_dir = write_config(tmp_path / "config", IN_PROCESS_URL, questions=None, rounds=3, web_search=True)
     night = LAST_DAY + timedelta(days=1)
-    with open_reader(lake) as conn:
-        plan = plan_costs(config, read_history(conn, config, night), night, 30)
-    build_lake(tmp_path, config, night, 1, PLATFORMS)
-    with open_reader(lake) as conn:
-        actual = dict(conn.execute("SELECT platform, sum(cost) FROM journal_answers WHERE date = ?"
-                                   " GROUP BY platform", [night]).fetchall())
-    planned = {row.name: row for row in plan.collection}
+    _run(tmp_path, "-m", "tests.report.week_lake", str(tmp_path), str(config_dir), LAST_DAY.isoformat(), "7")
+    plan = json.loads(_run(tmp_path, "-m", "visibility_assets.cli", "--config-dir", str(config_dir), "plan",
+                           "--date", night.isoformat(), "--days", "30", "--format", "json").splitlines()[-1])
+    _run(tmp_path, "-m", "tests.report.week_lake", str(tmp_path), str(config_dir), night.isoformat(), "1")
+    rows = json.loads(_run(tmp_path, "-m", "visibility_assets.cli", "--config-dir", str(config_dir), "sql",
+                           "SELECT platform, sum(cost) AS cost FROM journal_answers WHERE date = DATE '"
+                           + night.isoformat() + "' GROUP BY platform", "--format", "json"))
+    actual = {row["platform"]: row["cost"] for row in rows}
+    planned = {row["platform"]: row for row in plan["platforms"] if row["platform"] in PLATFORMS}
     for name in PLATFORMS:
         row = planned[name]
-        assert row.usage.basis == "history" and row.usage.answers_seen >= 7 * row.answers * 0.9
-        assert abs(row.cost_per_night - actual[name]) <= 0.10 * actual[name], (name, row.cost_per_night, actual[name])
-        assert row.as_json(30)["cost_per_days"] == pytest.approx(row.cost_per_night * 30, rel=1e-3)
-    assert planned["kimi"].requests == 2 * planned["kimi"].answers  # the question, then the search's result
-    assert planned["kimi"].usage.searches > 0  # its $web_search runs, and is billed, on every answer
+        assert row["cost_basis"] == "history" and row["history_answers"] >= 7 * row["answers_per_night"] * 0.9
+        assert abs(row["cost_per_night"] - actual[name]) <= 0.10 * actual[name], (name, row, actual[name])
+        assert row["cost_per_days"] == pytest.approx(row["cost_per_night"] * 30, rel=1e-3)
+    assert planned["kimi"]["requests_per_night"] == 2 * planned["kimi"]["answers_per_night"]  # question, then search
+    assert planned["kimi"]["searches_per_night"] > 0  # its $web_search runs, and is billed, on every answer
 
 
 def test_visibility_plan_without_history_estimates_every_platform_and_says_so(tmp_path, monkeypatch):
