@@ -139,6 +139,11 @@ CASES = [
               "events:\n  alert_extra_rounds: 2\nevents:\n  alert_extra_rounds: 3\n", 2, "duplicate key 'events'"),
     BadConfig("webhook report_url without host", "events.yaml", None,
               "notifications:\n  report_url: https:///report.html\n", 1, "no host"),
+    BadConfig("digest to a webhook not defined", "events.yaml", None,
+              "notifications:\n  digests:\n    webhooks: [team-feishu]\n", 1, "no webhook named 'team-feishu'"),
+    BadConfig("digest mail without a recipient", "events.yaml", None,
+              "notifications:\n  digests:\n    email:\n      smtp_host: smtp.example.com\n"
+              "      sender: v@example.com\n      to: []\n", 5, "at least 1 item"),
     BadConfig("domain of an unknown class", "domains.yaml", None,
               "domains:\n  - domain: example.org\n    class: blog\n", 2, "class"),
     BadConfig("a control character in the file", "brands.yaml", ALIYUN, ALIYUN.replace("name: 阿里云", "name: 阿\x01里云"),
