@@ -22,7 +22,7 @@ WITH tracked AS (
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
 ),
 naming AS (
-    SELECT request_key, recommended FROM brand_mentions
+    SELECT request_key FROM brand_mentions
     WHERE brand = $brand AND category = $category AND date BETWEEN $start AND $end
 ),
 cell AS MATERIALIZED (
@@ -35,7 +35,8 @@ cell AS MATERIALIZED (
 """
 NAMED_CONDITION = {"all": "", "yes": "      AND s.request_key IN (SELECT request_key FROM naming)\n",
                    "no": "      AND s.request_key NOT IN (SELECT request_key FROM naming)\n",
-                   "against": "      AND s.request_key IN (SELECT request_key FROM naming WHERE recommended = false)\n"}
+                   "against": "      AND s.request_key IN (SELECT request_key FROM brand_mentions WHERE brand = $brand"
+                              " AND category = $category AND date BETWEEN $start AND $end AND recommended = false)\n"}
 # every answer of the cell, those naming the brand, those that do not, those that advise against it
 NAMED = tuple(NAMED_CONDITION)
 # The total is a scalar subquery, not a window count over every row: DuckDB's parallel window
