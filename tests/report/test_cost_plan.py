@@ -79,3 +79,22 @@ def test_a_bad_argument_is_one_line_and_exit_2(tmp_path, monkeypatch):
     monkeypatch.setenv("VISIBILITY_HOME", str(tmp_path))
     done = visibility("plan", "--days", "0")
     assert done.returncode == 2 and "positive integer" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_judges_calls_come_from_its_journal_pooled_over_the_platforms_it_judged(tmp_path):
+    from visibility_assets.report.cost_plan import PerAnswer, plan_costs
+
+    directory = write_config(tmp_path / "config", IN_PROCESS_URL)
+    (directory / "judge.yaml").write_text("judge:\n  platform: deepseek\n  max_cost_per_day: 0.001\n", encoding="utf-8")
+    config = load_config(directory)
+    history = {"judge:deepseek": PerAnswer(1000, 200, 0, 0, "history", 70, 10.0),
+               "judge:kimi": PerAnswer(2000, 300, 0, 0, "history", 30, 5.0)}
+    judge = plan_costs(config, history, date(2026, 11, 20), 7).judge
+    assert judge.name == "judge (deepseek)" and judge.answers == 15  # calls a night, both platforms
+    assert judge.usage.prompt_tokens == 1300 and judge.usage.completion_tokens == 230  # per call, over 100 calls
+    price = config.price("deepseek", judge.model, date(2026, 11, 20))
+    expected = (1300 * price.input_per_mtok + 230 * price.output_per_mtok) / 1e6
+    assert judge.cost_per_answer == pytest.approx(expected, rel=1e-6) and judge.cap_holds is False
+    without = plan_costs(config, {}, date(2026, 11, 20), 7).judge  # never judged: every answer, an estimate
+    assert without.usage.basis == "estimate"
+    assert without.answers == sum(row.answers for row in plan_costs(config, {}, date(2026, 11, 20), 7).collection)

@@ -109,14 +109,18 @@ def _document(digest: Digest, link, heading: str, bold: str) -> str:
              " a change is shown only when the alerts' test calls it significant.", ""]
     for brand in digest.brands:
         lines += [f"{heading}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}", ""]
-        lines += [f"- {f.label}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
-                  f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
+        lines += ["- " + _figure_line(f, bold) for f in brand.figures]
         for key, title in SECTIONS:
             items = getattr(brand, key)
             lines += ["", f"{bold}{title}{bold}"] + ([f"- {link(i)}" for i in items] or ["- none"])
         lines += [""] + [f"_{note}_" if bold else note for note in brand.notes]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _figure_line(figure: Figure, bold: str) -> str:
+    change = f" · {bold}{figure.change}{bold}" if figure.change else ""
+    return f"{figure.label}: {figure.value}{change}" + (f" — {figure.accuracy}" if figure.accuracy else "")
 
 
 def _md_link(item: Item) -> str:
@@ -186,8 +190,7 @@ def _json(digest: Digest, secret: str | None, now: float) -> OutgoingRequest:
 
 def _brand_md(brand: BrandDigest, link=_md_link, bold: str = "**") -> str:
     lines = [f"{bold}{link(Item(f'{brand.brand} ({brand.category})', brand.url))}{bold}"]
-    lines += [f"• {f.label}: {f.value}{f' · {bold}{f.change}{bold}' if f.change else ''}"
-              f"{f' — {f.accuracy}' if f.accuracy else ''}" for f in brand.figures]
+    lines += ["• " + _figure_line(f, bold) for f in brand.figures]
     for key, title in SECTIONS:
         items = getattr(brand, key)
         if items:

@@ -164,10 +164,13 @@ def _judge(config: VisibilityConfig, collection: Sequence[PlannedCost], history:
     judge, judged_on = config.judge, judge_platform(config)
     seen = [history[journal_platform(row.name)] for row in collection if journal_platform(row.name) in history]
     if seen:
-        calls = sum(s.per_night for s in seen)
-        usage = PerAnswer(*(sum(getattr(s, f) * s.answers_seen for s in seen) / sum(s.answers_seen for s in seen)
-                            for f in ("prompt_tokens", "completion_tokens", "cached_tokens")), 0.0, "history",
-                          sum(s.answers_seen for s in seen), calls)
+        calls, answers = sum(s.per_night for s in seen), sum(s.answers_seen for s in seen)
+
+        def mean(field: str) -> float:  # over every judged answer, whichever platform answered it
+            return sum(getattr(s, field) * s.answers_seen for s in seen) / answers
+
+        usage = PerAnswer(mean("prompt_tokens"), mean("completion_tokens"), mean("cached_tokens"), 0.0, "history",
+                          answers, calls)
     else:
         calls = sum(row.answers for row in collection) * judge.share
         answer = max((row.usage.completion_tokens for row in collection), default=ASSUMED_ANSWER_TOKENS)

@@ -94,12 +94,9 @@ class Accounts:
     def under(cls, home: Path) -> Accounts:
         return cls(home / "workspace" / "accounts.sqlite")
 
-    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._file.connect()
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """A connection to the accounts file, for a module that keeps a table of it (share links);
-        `audit_in` records in the same connection."""
+    def connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A short connection to the accounts file; a module that keeps a table of it (share links)
+        uses it too, and `audit_in` records in the same connection."""
         return self._file.connect()
 
     # --- users ---------------------------------------------------------------------------
@@ -113,7 +110,7 @@ class Accounts:
         if len(password) < MIN_PASSWORD_CHARS:
             raise AccountError(f"the password needs at least {MIN_PASSWORD_CHARS} characters")
         digest = self.hasher.hash(password)
-        with self._db() as conn:
+        with self.connect() as conn:
             try:
                 conn.execute("INSERT INTO users VALUES (?, ?, ?, ?, ?)",
                              (name, role, digest, time.time(), secrets.token_hex(8)))
@@ -123,26 +120,26 @@ class Accounts:
         return User(name, role)
 
     def remove(self, name: str, actor: str | None = None) -> None:
-        with self._db() as conn:
+        with self.connect() as conn:
             if conn.execute("DELETE FROM users WHERE name = ?", (name,)).rowcount == 0:
                 raise AccountError(f"no user {name!r}")
             self.audit_in(conn, actor, "user_removed", name, None, None)
 
     def users(self) -> list[tuple[User, int]]:
         """Every user, with how many API tokens it holds."""
-        with self._db() as conn:
+        with self.connect() as conn:
             rows = conn.execute("SELECT name, role, (SELECT count(*) FROM tokens WHERE user_name = name)"
                                 " FROM users ORDER BY name").fetchall()
         return [(User(name, role), tokens) for name, role, tokens in rows]
 
     def user(self, name: str) -> User | None:
-        with self._db() as conn:
+        with self.connect() as conn:
             row = conn.execute("SELECT name, role, session_epoch FROM users WHERE name = ?", (name,)).fetchone()
         return User(*row) if row else None
 
     def end_sessions(self, name: str, address: str | None = None) -> None:
         """Logging out: every session of the user ends, on any browser (its epoch changes)."""
-        with self._db() as conn:
+        with self.connect() as conn:
             conn.execute("UPDATE users SET session_epoch = ? WHERE name = ?", (secrets.token_hex(8), name))
             self.audit_in(conn, name, "logout", name, address, None)
 
@@ -150,7 +147,7 @@ class Accounts:
 
     def locked(self, name: str, address: str, now: float | None = None) -> bool:
         """Whether too many logins failed lately for this account or from this address."""
-        with self._db() as conn:
+        with self.connect() as conn:
             return self._locked(conn, _shown(name), address, now)
 
     @staticmethod
@@ -168,7 +165,7 @@ class Accounts:
         The attempt is counted as failed, in the transaction that checks the limits, before the
         password is verified: logins racing each other cannot all pass the check."""
         shown = _shown(name)
-        with self._db() as conn:
+        with self.connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             if self._locked(conn, shown, address):
                 self.audit_in(conn, shown, "login_locked", shown, address, None)
@@ -182,7 +179,7 @@ class Accounts:
         else:
             self._verify(DUMMY_HASH.get(self.hasher), password)  # the same time whether the user exists or not
             user = None
-        with self._db() as conn:
+        with self.connect() as conn:
             if user is not None:
                 conn.execute("UPDATE login_attempts SET succeeded = 1 WHERE rowid = ?", (attempt,))
             self.audit_in(conn, shown, "login" if user else "login_failed", shown, address, None)
@@ -193,7 +190,7 @@ class Accounts:
     def new_token(self, name: str, actor: str | None = None) -> str:
         """A new API token for the user, returned once; only its hash is kept."""
         token_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
-        with self._db() as conn:
+        with self.connect() as conn:
             if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone() is None:
                 raise AccountError(f"no user {name!r}")
             conn.execute("INSERT INTO tokens VALUES (?, ?, ?, ?)",
@@ -206,7 +203,7 @@ class Accounts:
         token_id, secret = _token_parts(token)
         if token_id is None:
             return None
-        with self._db() as conn:
+        with self.connect() as conn:
             row = conn.execute("SELECT t.token_hash FROM tokens t WHERE t.token_id = ?", (token_id,)).fetchone()
         if row is None or not self._verify(row[0], secret):
             return None
@@ -215,7 +212,7 @@ class Accounts:
     def token_owner(self, token_id: str) -> User | None:
         """The user of a token already verified: found afresh, so a removed token or user, or a
         changed role, takes effect at once."""
-        with self._db() as conn:
+        with self.connect() as conn:
             row = conn.execute("SELECT u.name, u.role, u.session_epoch FROM tokens t JOIN users u ON u.name = t.user_name"
                                " WHERE t.token_id = ?", (token_id,)).fetchone()
         return User(*row) if row else None
@@ -224,11 +221,11 @@ class Accounts:
 
     def audit(self, actor: str | None, action: str, subject: str | None = None, address: str | None = None,
               detail: str | None = None) -> None:
-        with self._db() as conn:
+        with self.connect() as conn:
             self.audit_in(conn, actor, action, subject, address, detail)
 
     def audit_trail(self, limit: int = 200) -> list[AuditEntry]:
-        with self._db() as conn:
+        with self.connect() as conn:
             rows = conn.execute("SELECT * FROM audit ORDER BY at DESC, rowid DESC LIMIT ?", (limit,)).fetchall()
         return [AuditEntry(*row) for row in rows]
 

@@ -64,23 +64,23 @@ def _overview_description() -> str:
             " those labels are measured to be, and the options the catalog does not track.")
 
 
-DESCRIPTIONS = {
-    "overview": _overview_description,
-    "competitors": lambda: (
+DESCRIPTIONS = {  # the overview's is written from the metric catalog when the tools are listed
+    "overview": None,
+    "competitors": (
         "Every tracked brand of the category side by side on one share (`metric`), per platform and pooled,"
         " each with its 95% Wilson interval and n; the brand asked about is always shown. Paged by `offset`."),
-    "questions": lambda: (
+    "questions": (
         "Per question and platform: the valid answers, how many name the brand, its best and mean list rank,"
         " and the other brands those answers name and recommend; `gaps` are questions whose answers name"
         " competitors and never the brand."),
-    "answers": lambda: (
+    "answers": (
         "The answers behind the figures, with their text, the brand's matches (why each was accepted) and"
         " provenance (platform, model, date, request key). Needs the analyst role: a viewer may not read"
         " answer text. Paged by `offset`."),
-    "sources": lambda: (
+    "sources": (
         "The domains each platform's answers to the category cite, the brand's own-domain citations, and the"
         " domains cited beside competitors but never beside the brand."),
-    "alerts": lambda: (
+    "alerts": (
         "The alerts of the period: changes found significant against the trailing days (rate and baseline each"
         " with its 95% interval, p and q values), then the borderline ones; and collection quality (faults)."),
 }
@@ -94,7 +94,7 @@ class ToolError(Exception):
 
 
 def tool_list() -> list[types.Tool]:
-    return [types.Tool(name=name, description=DESCRIPTIONS[name](),
+    return [types.Tool(name=name, description=DESCRIPTIONS[name] or _overview_description(),
                        input_schema={"type": "object", "properties": {**FILTERS, **EXTRA.get(name, {})},
                                      "additionalProperties": False})
             for name in TOOLS]

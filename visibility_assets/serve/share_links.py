@@ -70,7 +70,7 @@ class ShareLinks:
             raise ShareError(f"days: from 1 to {MAX_DAYS}")
         now, token, link_id = time.time(), secrets.token_urlsafe(32), secrets.token_hex(4)
         link = ShareLink(link_id, brand, category, days, actor, now, now + expiry_seconds(expires), None)
-        with self.accounts.transaction() as conn:
+        with self.accounts.connect() as conn:
             conn.execute("INSERT INTO share_links VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (link_id, _digest(token), brand, category, days, actor, now, link.expires_at, None))
             self.accounts.audit_in(conn, actor, "share_created", f"{link_id} {brand}", address,
@@ -78,12 +78,12 @@ class ShareLinks:
         return link, token
 
     def links(self) -> list[ShareLink]:
-        with self.accounts.transaction() as conn:
+        with self.accounts.connect() as conn:
             rows = conn.execute(LINKS + " ORDER BY created_at DESC").fetchall()
         return [ShareLink(*row) for row in rows]
 
     def revoke(self, link_id: str, actor: str | None, address: str | None = None) -> ShareLink:
-        with self.accounts.transaction() as conn:
+        with self.accounts.connect() as conn:
             updated = conn.execute("UPDATE share_links SET revoked_at = ? WHERE link_id = ? AND revoked_at IS NULL",
                                    (time.time(), link_id)).rowcount
             row = conn.execute(LINKS + " WHERE link_id = ?", (link_id,)).fetchone()
@@ -95,6 +95,6 @@ class ShareLinks:
 
     def find(self, token: str) -> ShareLink | None:
         """The link of a token, whatever its state; None for a token no link has."""
-        with self.accounts.transaction() as conn:
+        with self.accounts.connect() as conn:
             row = conn.execute(LINKS + " WHERE token_hash = ?", (_digest(token),)).fetchone()
         return ShareLink(*row) if row else None

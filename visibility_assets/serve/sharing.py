@@ -26,7 +26,8 @@ ROBOTS = {"x-robots-tag": "noindex, nofollow"}  # a link pasted somewhere public
 class SharedPage:
     """What the templates need to draw a page opened by a link: its views and its URLs."""
     link: ShareLink
-    prefix: str  # the root path and /s/TOKEN
+    root: str  # the workspace's root path
+    token: str
 
     @property
     def views(self) -> list:
@@ -38,8 +39,7 @@ class SharedPage:
 
     def url(self, path: str) -> str:
         """A path of the workspace as seen through the link (the static files are everyone's)."""
-        root = self.prefix.rsplit("/s/", 1)[0]
-        return root + path if path.startswith("/static/") else self.prefix + path
+        return self.root + path if path.startswith("/static/") else f"{self.root}/s/{self.token}{path}"
 
 
 def shared(request: Request) -> Response:
@@ -66,7 +66,7 @@ def shared(request: Request) -> Response:
     workspace.accounts.audit(None, "share_used", subject, where, rest or "overview")
     request.state.user = user = User(f"shared link {link.link_id}", "viewer")
     query.update(brand=link.brand, category=link.category)
-    page = SharedPage(link, workspace.url(f"/s/{token}"))
+    page = SharedPage(link, workspace.root_path, token)
     try:
         data = workspace.view_data(name, ViewCall(query, user, workspace.reviews, link.days))
     except ViewError as exc:
