@@ -4,11 +4,18 @@ visibility_assets/clean/data/sentiment_model.json.gz.
     .venv/bin/python scripts/train_sentiment_model.py [--check]
 
 The pairs: tests/eval/sentiment.jsonl and tests/eval/sentiment_corpus/*.jsonl (3,104 brand-answer
-pairs labelled by writers who never saw the rules). The halves, fixed before any training: answers
-with an odd number train, those with an even number are held out. Every choice (features, the L2
-strength from a grid, by 5-fold cross-validation with a seeded fold draw) is made on the training
-half; the held-out half is scored once, beside the lexicon on the same pairs, and the figures go
-into the file. Full-batch Adam, seeded and deterministic: about a minute on 2 cores.
+pairs labelled by writers who never saw the rules), split in halves fixed before any training:
+answers with an odd number train, those with an even number are held out. Everything written
+since, tests/eval/sentiment_training/*.jsonl (answers and excerpts of answers by later writers
+under the same rules), trains only, so the held-out half stays the one every earlier model was
+scored on. Every choice (features, the L2 strength from a grid, by 5-fold cross-validation whose
+folds keep an answer's pairs together) is made on the training pairs; the held-out half is scored once, beside the
+lexicon on the same pairs, and the figures go into the file. The fit is scikit-learn's
+multinomial logistic regression (L-BFGS, deterministic), a training-time dependency only: the
+package reads the weights with numpy. About two minutes on 2 cores:
+
+    .venv/bin/python -m pip install -e '.[train]'
+
 --check trains again and fails unless the file it would write equals the shipped one.
 """
 
@@ -17,11 +24,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import random
 import sys
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,15 +42,22 @@ from visibility_assets.core.label_scores import label_scores  # noqa: E402
 
 EVAL = ROOT / "tests" / "eval"
 TARGET = ROOT / "visibility_assets" / "clean" / MODEL_FILE
-SEED = 20261205
-L2_GRID = (3e-5, 1e-4, 3e-4, 1e-3)
-FOLDS, ITERATIONS, LEARNING_RATE = 5, 400, 0.1
-MIN_COUNT = 2  # a feature seen in fewer training pairs is left out
+C_GRID = (3.0, 10.0, 30.0)  # the inverse strength of the L2 penalty
+FOLDS, MAX_ITERATIONS = 5, 5000
+MIN_COUNT = 3  # a feature seen in fewer training pairs is left out
 KEEP_WEIGHT = 1e-3  # a feature whose weights all stay below this is left out of the file
 
 
 def labelled_pairs() -> list[dict]:
-    files = [EVAL / "sentiment.jsonl", *sorted((EVAL / "sentiment_corpus").glob("*.jsonl"))]
+    """The pairs split in halves (held_out tells which)."""
+    return read_pairs([EVAL / "sentiment.jsonl", *sorted((EVAL / "sentiment_corpus").glob("*.jsonl"))])
+
+
+def training_only_pairs() -> list[dict]:
+    return read_pairs(sorted((EVAL / "sentiment_training").glob("*.jsonl")))
+
+
+def read_pairs(files: list[Path]) -> list[dict]:
     return [json.loads(line) for path in files
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -67,63 +83,48 @@ def featurize(pairs: list[dict]) -> list[tuple[list[str] | None, str]]:
     return out
 
 
-class Encoded:
-    def __init__(self, rows: list[list[str]], vocabulary: dict[str, int]):
-        indexes = [np.array([vocabulary[f] for f in row if f in vocabulary], dtype=np.int64) for row in rows]
-        self.flat = np.concatenate(indexes) if indexes else np.zeros(0, dtype=np.int64)
-        self.segment = np.repeat(np.arange(len(rows)), [len(i) for i in indexes])
-        self.scale = (1 / np.sqrt(np.maximum([len(row) for row in rows], 1)))[:, None]  # as SentimentModel.predict
-        self.size = len(rows)
-
-    def logits(self, weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        z = np.zeros((self.size, 3))
-        np.add.at(z, self.segment, weights[self.flat])
-        return z * self.scale + bias
-
-
-def fit(data: Encoded, y: np.ndarray, features: int, l2: float) -> tuple[np.ndarray, np.ndarray]:
-    """Multinomial logistic regression with L2, full-batch Adam."""
-    weights, bias = np.zeros((features, 3)), np.zeros(3)
-    moments = [[np.zeros_like(weights), np.zeros_like(weights)], [np.zeros(3), np.zeros(3)]]
-    target = np.eye(3)[y]
-    for step in range(1, ITERATIONS + 1):
-        z = data.logits(weights, bias)
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        g = (p - target) / data.size
-        grad_w = np.zeros_like(weights)
-        np.add.at(grad_w, data.flat, (g * data.scale)[data.segment])
-        grad_w += l2 * weights
-        for param, grad, (m, v) in ((weights, grad_w, moments[0]), (bias, g.sum(axis=0), moments[1])):
-            m *= 0.9
-            m += 0.1 * grad
-            v *= 0.999
-            v += 0.001 * grad * grad
-            param -= LEARNING_RATE * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
-    return weights, bias
+def answer_of(pair: dict) -> str:
+    """The answer a pair belongs to (its id without the brand's number)."""
+    return pair["id"].rsplit("-", 1)[0]
 
 
 def vocabulary_of(rows: list[list[str]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
+    pairs_holding: dict[str, int] = {}
     for row in rows:
+        for feature in set(row):
+            pairs_holding[feature] = pairs_holding.get(feature, 0) + 1
+    return {f: i for i, f in enumerate(sorted(f for f, c in pairs_holding.items() if c >= MIN_COUNT))}
+
+
+def matrix(rows: list[list[str]], vocabulary: dict[str, int]) -> csr_matrix:
+    """Each feature as often as it occurs, the row scaled by 1/sqrt of its features (known or
+    not), as SentimentModel.predict reads it."""
+    data, columns, pointers = [], [], [0]
+    for row in rows:
+        counts: dict[int, int] = {}
         for feature in row:
-            counts[feature] = counts.get(feature, 0) + 1
-    return {f: i for i, f in enumerate(sorted(f for f, c in counts.items() if c >= MIN_COUNT))}
+            index = vocabulary.get(feature)
+            if index is not None:
+                counts[index] = counts.get(index, 0) + 1
+        scale = 1 / np.sqrt(max(len(row), 1))
+        columns += sorted(counts)
+        data += [counts[i] * scale for i in sorted(counts)]
+        pointers.append(len(columns))
+    return csr_matrix((np.array(data), np.array(columns, dtype=np.int64), np.array(pointers)),
+                      shape=(len(rows), len(vocabulary)))
 
 
-def cross_validate(rows: list[list[str]], y: np.ndarray, l2: float) -> float:
-    folds = [i % FOLDS for i in range(len(rows))]
-    random.Random(SEED).shuffle(folds)
+def fit(features: csr_matrix, y: np.ndarray, c: float) -> LogisticRegression:
+    return LogisticRegression(C=c, max_iter=MAX_ITERATIONS).fit(features, y)
+
+
+def cross_validate(features: csr_matrix, y: np.ndarray, answers: list[str], c: float) -> float:
+    """Macro-F1 over folds that keep an answer's pairs together (the vocabulary is the training
+    pairs': a feature's presence in a fold is all it shares with the others)."""
     gold, predicted = [], []
-    for fold in range(FOLDS):
-        train = [i for i, f in enumerate(folds) if f != fold]
-        test = [i for i, f in enumerate(folds) if f == fold]
-        vocabulary = vocabulary_of([rows[i] for i in train])
-        weights, bias = fit(Encoded([rows[i] for i in train], vocabulary), y[train], len(vocabulary), l2)
-        z = Encoded([rows[i] for i in test], vocabulary).logits(weights, bias)
+    for train, test in GroupKFold(n_splits=FOLDS).split(features, y, answers):
         gold += [LABELS[k] for k in y[test]]
-        predicted += [LABELS[k] for k in z.argmax(axis=1)]
+        predicted += [LABELS[k] for k in fit(features[train], y[train], c).predict(features[test])]
     return label_scores(zip(gold, predicted), LABELS).macro_f1
 
 
@@ -131,17 +132,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail unless training gives the shipped file")
     args = parser.parse_args()
-    pairs = labelled_pairs()
-    featurized = featurize(pairs)
-    train = [(f, LABELS.index(p["sentiment"])) for p, (f, _) in zip(pairs, featurized) if not held_out(p) and f]
-    rows, y = [f for f, _ in train], np.array([label for _, label in train])
-    cv = {l2: cross_validate(rows, y, l2) for l2 in L2_GRID}
-    l2 = max(L2_GRID, key=lambda k: (round(cv[k], 4), -k))
+    pairs, extra = labelled_pairs(), training_only_pairs()
+    featurized = featurize(pairs + extra)
+    trains = [not held_out(p) for p in pairs] + [True] * len(extra)
+    train = [(f, LABELS.index(p["sentiment"]), answer_of(p)) for p, (f, _), trains_on
+             in zip(pairs + extra, featurized, trains) if trains_on and f]
+    rows, y, answers = [f for f, _, _ in train], np.array([label for _, label, _ in train]), [a for _, _, a in train]
     vocabulary = vocabulary_of(rows)
-    weights, bias = fit(Encoded(rows, vocabulary), y, len(vocabulary), l2)
+    features = matrix(rows, vocabulary)
+    cv = {c: cross_validate(features, y, answers, c) for c in C_GRID}
+    c = max(C_GRID, key=lambda k: (round(cv[k], 4), -k))
+    fitted = fit(features, y, c)
+    weights = fitted.coef_.T  # one row per feature: positive, neutral, negative (LABELS' order)
     kept = {f: [round(float(w), 5) for w in weights[i]] for f, i in vocabulary.items()
             if np.abs(weights[i]).max() >= KEEP_WEIGHT}
-    model = SentimentModel(FEATURE_VERSION, tuple(round(float(b), 5) for b in bias), kept, {})
+    model = SentimentModel(FEATURE_VERSION, tuple(round(float(b), 5) for b in fitted.intercept_), kept, {})
     test = [(p, f, lexicon) for p, (f, lexicon) in zip(pairs, featurized) if held_out(p)]
     predicted = [model.predict(f)[0] if f else "neutral" for _, f, _ in test]
     model_scores = label_scores([(p["sentiment"], label) for (p, _, _), label in zip(test, predicted)], LABELS)
@@ -151,11 +156,11 @@ def main() -> int:
                                   if p["lang"] == lang for label in [m if name == "model" else lex]],
                                  LABELS).accuracy, 4) for name in ("model", "lexicon")}}
         for lang in sorted({p["lang"] for p, _, _ in test})}
-    trained = {"pairs": len(pairs), "training_pairs": len(train), "held_out_pairs": len(test), "l2": l2,
+    trained = {"pairs": len(pairs), "training_only_pairs": len(extra), "training_pairs": len(train), "held_out_pairs": len(test), "c": c,
                "cross_validated_macro_f1": {str(k): round(v, 4) for k, v in cv.items()},
                "held_out": {"model": model_scores.as_json(), "lexicon": lexicon_scores.as_json(),
                             "by_language_accuracy": by_language},
-               "features": len(kept), "seed": SEED}
+               "features": len(kept), "fit": "scikit-learn LogisticRegression (lbfgs), folds by answer"}
     model = SentimentModel(FEATURE_VERSION, model.bias, kept, trained)
     data = gzip.compress(json.dumps(model.to_json(), ensure_ascii=False, sort_keys=True).encode("utf-8"), mtime=0)
     print(json.dumps(trained, ensure_ascii=False, indent=1))

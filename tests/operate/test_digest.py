@@ -18,7 +18,7 @@ from tests.workspace_lake import LAST_DAY
 from visibility_assets.config import load_config
 from visibility_assets.definitions import build_definitions
 from visibility_assets.measure.metric_catalog import metric_catalog
-from visibility_assets.operate.digest import HEADLINE, READER, compose_digest
+from visibility_assets.operate.digest import HEADLINE, READER, SENTIMENT, compose_digest
 from visibility_assets.serve.app import build_workspace
 from visibility_assets.serve.workspace import ViewCall
 
@@ -100,8 +100,11 @@ def test_the_weekly_digest_arrives_by_mail_and_as_cards_and_names_only_significa
         overview = workspace.view_data("overview", ViewCall(
             {"brand": brand.brand, "category": brand.category, "to": LAST_DAY.isoformat()}, READER, None, 7))
         rows = overview["tables"]["figures"].rows
-        pooled = {labels[r["metric"]]: r for r in rows if r["platform"] == "all" and r["metric"] in HEADLINE}
-        assert [f.label for f in brand.figures] == [labels[name] for name in HEADLINE]
+        # the sentiment shares join only while the labels behind them are measured right often enough
+        shown_metrics = HEADLINE + (SENTIMENT if overview["sentiment_headline"]["headline"] else ())
+        pooled = {labels[r["metric"]]: r for r in rows if r["platform"] == "all" and r["metric"] in shown_metrics}
+        assert [f.label for f in brand.figures] == [labels[name] for name in shown_metrics]
+        assert bool(brand.notes) != overview["sentiment_headline"]["headline"]
         for figure in brand.figures:
             row = pooled[figure.label]
             shown = f"{row['value']:.1%}" if figure.label != labels["avg_list_rank"] else f"{row['value']:.2f}"
