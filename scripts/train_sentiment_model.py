@@ -28,9 +28,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
+
+try:
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+except ImportError as missing:
+    sys.exit(f"scripts/train_sentiment_model.py needs the training extra ({missing.name} is missing):"
+             " .venv/bin/python -m pip install -e '.[train]'")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
