@@ -111,9 +111,9 @@ def matrix(rows: list[list[str]], vocabulary: dict[str, int]) -> csr_matrix:
             index = vocabulary.get(feature)
             if index is not None:
                 counts[index] = counts.get(index, 0) + 1
-        scale = 1 / np.sqrt(max(len(row), 1))
-        columns += sorted(counts)
-        data += [counts[i] * scale for i in sorted(counts)]
+        scale, present = 1 / np.sqrt(max(len(row), 1)), sorted(counts)
+        columns += present
+        data += [counts[i] * scale for i in present]
         pointers.append(len(columns))
     return csr_matrix((np.array(data), np.array(columns, dtype=np.int64), np.array(pointers)),
                       shape=(len(rows), len(vocabulary)))
@@ -161,7 +161,8 @@ def main() -> int:
                                   if p["lang"] == lang for label in [m if name == "model" else lex]],
                                  LABELS).accuracy, 4) for name in ("model", "lexicon")}}
         for lang in sorted({p["lang"] for p, _, _ in test})}
-    trained = {"pairs": len(pairs), "training_only_pairs": len(extra), "training_pairs": len(train), "held_out_pairs": len(test), "c": c,
+    trained = {"pairs": len(pairs), "training_only_pairs": len(extra), "training_pairs": len(train),
+               "held_out_pairs": len(test), "c": c,
                "cross_validated_macro_f1": {str(k): round(v, 4) for k, v in cv.items()},
                "held_out": {"model": model_scores.as_json(), "lexicon": lexicon_scores.as_json(),
                             "by_language_accuracy": by_language},

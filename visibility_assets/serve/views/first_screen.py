@@ -24,7 +24,7 @@ STEP_COLUMNS = ("kind", "subject", "text", "weight", "answers", "view", "questio
 # Per question, the brand's answers recommending it and advising against it, and every other
 # brand's recommending answers: from brand_mentions alone (it carries the question), in the
 # partitions cleaned while the brand was tracked, as the questions and answers views count them.
-PER_QUESTION = """
+RECOMMENDING_PER_QUESTION = """
 SELECT question_id, brand, count(*) FILTER (WHERE recommended) AS recommending,
        count(*) FILTER (WHERE recommended = false) AS against
 FROM brand_mentions
@@ -79,7 +79,7 @@ def ranking(conn: duckdb.DuckDBPyConnection, filters: Filters) -> tuple[Grid, di
 def next_steps(conn: duckdb.DuckDBPyConnection, filters: Filters, texts: dict[str, str], weights: dict[str, float],
                also_offered: Grid) -> Grid:
     pooled: dict[str, dict] = {}
-    rows = conn.execute(PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
+    rows = conn.execute(RECOMMENDING_PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
     for question, brand, recommending, against in rows:
         entry = pooled.setdefault(question, {"recommending": 0, "against": 0, "others": {}})
         if brand == filters.brand:
