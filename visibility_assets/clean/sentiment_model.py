@@ -22,6 +22,7 @@ from importlib.resources import files
 
 import numpy as np
 
+from visibility_assets.clean.gram_index import GramIndex
 from visibility_assets.clean.mention_context import mention_contexts
 
 LABELS = ("positive", "neutral", "negative")
@@ -128,14 +129,15 @@ class SentimentModel:
         """The label of each brand from its masked contexts and its signals: predict's answer for
         brand_features, with every brand's n-grams made and looked up at once, as numbers."""
         keys, owner = _gram_keys(groups)
-        known, weights = self._grams
+        index, weights = self._grams
         size = len(groups)
         totals = np.zeros((size, 3))
-        if len(keys) and len(known):
-            at = np.minimum(np.searchsorted(known, keys), len(known) - 1)
-            found = known[at] == keys
+        if len(keys):
+            rows = index.rows(keys)
+            found = rows >= 0
+            known_weights, known_owner = weights[rows[found]], owner[found]
             for k in range(3):
-                totals[:, k] = np.bincount(owner[found], weights=weights[at[found], k], minlength=size)
+                totals[:, k] = np.bincount(known_owner, weights=known_weights[:, k], minlength=size)
         counts = np.bincount(owner, minlength=size).tolist()
         labels = []
         weight_of = self.weights.get
@@ -152,12 +154,13 @@ class SentimentModel:
         return labels
 
     @property
-    def _grams(self) -> tuple[np.ndarray, np.ndarray]:
-        """The n-gram features' keys, sorted, and their weights (built once)."""
+    def _grams(self) -> tuple[GramIndex, np.ndarray]:
+        """The n-gram features' index (key -> row) and their weights, one row each (built once)."""
         built = self.__dict__.get("_built")
         if built is None:
-            grams = sorted((gram_key(f[3:]), w) for f, w in self.weights.items() if f[0] == "c" and f[2] == ":")
-            built = (np.array([k for k, _ in grams], dtype=np.uint64), np.array([w for _, w in grams]).reshape(-1, 3))
+            grams = [(gram_key(f[3:]), w) for f, w in self.weights.items() if f[0] == "c" and f[2] == ":"]
+            keys = np.array([k for k, _ in grams], dtype=np.uint64)
+            built = (GramIndex(keys), np.array([w for _, w in grams], dtype=float).reshape(-1, 3))
             object.__setattr__(self, "_built", built)
         return built
 
