@@ -93,6 +93,8 @@ def test_over_stdio_the_tools_answer_what_the_api_answers_under_the_same_roles(w
     assert answers.structured_content == _api(client, tokens["ana"], f"/api/answers?{QUERY}")
     trail = [(e.actor, e.action, e.subject) for e in workspace.accounts.audit_trail(50)]
     assert ("ana", "mcp_call", "answers") in trail and ("vera", "mcp_refused", "answers") in trail
+    refusal = next(e for e in workspace.accounts.audit_trail(50) if e.action == "mcp_refused")
+    assert refusal.detail.startswith("needs the analyst role: ") and '"brand"' in refusal.detail
 
 
 def test_over_http_the_tools_answer_what_the_api_answers_under_the_same_roles(served, tokens):

@@ -123,10 +123,11 @@ def call_view(workspace: Workspace, user: User | None, name: str, arguments: dic
         raise ToolError(f"unknown tool {name!r} (known: {', '.join(TOOLS)})")
     role = VIEWS[name].role
     query = view_query(name, arguments)
+    asked = json.dumps(query, ensure_ascii=False)[:500]
     if not user.may(role):
-        workspace.accounts.audit(user.name, "mcp_refused", name, None, f"needs the {role} role")
+        workspace.accounts.audit(user.name, "mcp_refused", name, None, f"needs the {role} role: {asked}")
         raise ToolError(f"the {name} tool needs the {role} role; {user.name} is a {user.role}")
-    workspace.accounts.audit(user.name, "mcp_call", name, None, json.dumps(query, ensure_ascii=False)[:500])
+    workspace.accounts.audit(user.name, "mcp_call", name, None, asked)
     try:
         return api_body(name, workspace.view_data(name, ViewCall(query, user, workspace.reviews)))
     except ViewError as exc:

@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.measure.change_rule import change_rule
 from visibility_assets.measure.metric_catalog import labels, shares
+from visibility_assets.review.ledger import accuracy
 from visibility_assets.review.store import RANDOM, ReviewStore
 from visibility_assets.serve.accounts import Accounts, User
 from visibility_assets.serve.answer_html import answer_html
@@ -120,8 +121,9 @@ def _texts(config: VisibilityConfig) -> dict[str, str]:
 
 
 def _ledger(conn, filters, call: ViewCall) -> dict | None:
-    """The brand's accuracy ledger; None when warming up (no reviews to read)."""
-    return None if call.reviews is None else accuracy_view(conn, filters, call.reviews)["ledger"]
+    """The brand's accuracy ledger; None when warming up (no reviews to read). Only the ledger: the
+    Accuracy view's tables (the judge's calibrations among them) would cost the overview a query."""
+    return None if call.reviews is None else accuracy(conn, call.reviews.reviews(filters.brand))
 
 
 VIEWS = {view.name: view for view in (
