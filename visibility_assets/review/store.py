@@ -42,9 +42,19 @@ CREATE TABLE IF NOT EXISTS reviews (
     reviewed_at REAL NOT NULL, language TEXT NOT NULL, analyzer_version TEXT, judge_model TEXT,
     skipped INTEGER NOT NULL, note TEXT, UNIQUE (reviewer, request_key, brand));
 CREATE INDEX IF NOT EXISTS reviews_by_brand ON reviews (brand, queue);
+CREATE INDEX IF NOT EXISTS reviews_by_partition ON reviews (date, platform);
 CREATE TABLE IF NOT EXISTS review_labels (
     review_id TEXT NOT NULL REFERENCES reviews(review_id) ON DELETE CASCADE, field TEXT NOT NULL,
     machine TEXT, source TEXT NOT NULL, verdict TEXT NOT NULL, value TEXT, PRIMARY KEY (review_id, field));
+"""
+# The non-skipped reviews of some partitions, given as a JSON array of [date, platform] pairs.
+PARTITION_REVIEWS = """
+SELECT r.review_id, r.request_key, r.brand, r.date, r.platform, r.reviewer, r.queue, r.reviewed_at, l.field, l.value
+FROM json_each(?) AS wanted
+JOIN reviews AS r ON r.date = json_extract(wanted.value, '$[0]') AND r.platform = json_extract(wanted.value, '$[1]')
+JOIN review_labels AS l USING (review_id)
+WHERE NOT r.skipped
+ORDER BY r.reviewed_at, r.review_id
 """
 
 
@@ -186,16 +196,12 @@ class ReviewStore:
         machine's in the metrics."""
         if not self.path.exists():
             return []
-        wanted = {(str(day), platform) for day, platform in partitions}
+        wanted = json.dumps(sorted({(str(day), platform) for day, platform in partitions}))
         latest: dict[tuple[str, str], dict] = {}
-        with self._db() as conn:
-            rows = conn.execute("SELECT r.review_id, r.request_key, r.brand, r.date, r.platform, r.reviewer, r.queue,"
-                                " r.reviewed_at, l.field, l.value FROM reviews AS r JOIN review_labels AS l"
-                                " USING (review_id) WHERE NOT r.skipped ORDER BY r.reviewed_at, r.review_id").fetchall()
+        with self._db() as conn:  # only the partitions' reviews: a night never reads a year of them
+            rows = conn.execute(PARTITION_REVIEWS, (wanted,)).fetchall()
         reviewers: dict[tuple[str, str], set[str]] = {}
         for review_id, key, brand, day, platform, reviewer, queue, at, field, value in rows:
-            if (day, platform) not in wanted:
-                continue
             item = (key, brand)
             reviewers.setdefault(item, set()).add(reviewer)
             row = latest.get(item)
