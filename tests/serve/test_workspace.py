@@ -339,7 +339,7 @@ def test_the_overview_says_who_labelled_the_sentiment_and_what_those_labels_are_
     assert methods["kimi"]["judge"] == f"{judge} (prompt v1)"
     page = client.get(f"/overview?{query}").text
     assert str(escape(SENTIMENT_HELD_OUT.sentence()[1:])) in page and 'id="sentiment-method"' in page
-    # the analyzer's labels are right 72% of the time, but the judge is not calibrated: greyed, and why
+    # the analyzer's labels are right 75% of the time, but the judge is not calibrated: greyed, and why
     headline = client.get(f"/api/overview?{query}").json()["sentiment_headline"]
     assert SENTIMENT_HELD_OUT.accuracy >= 0.70
     assert headline == {"headline": False, "reason": "judge: its accuracy is not measured yet"}

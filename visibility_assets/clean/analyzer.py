@@ -51,7 +51,7 @@ from visibility_assets.config.schema import CANARY, MAX_ANSWER_CHARS
 from visibility_assets.core.urls import text_citations
 
 # Bump when a rule changes: every cleaned sample records the version that produced it.
-ANALYZER_VERSION = "1.7.0"
+ANALYZER_VERSION = "1.8.0"
 
 CITATION_MARKER = re.compile(r"\[\d{1,3}\]|\[\^\d{1,3}\^?\]|\[citation:\s*\d{1,3}\]", re.I)
 CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
