@@ -1,8 +1,8 @@
 """A fixed set of 64-bit keys and their rows, looked up many at a time with numpy.
 
 The learned sentiment looks up every n-gram of an answer's brand contexts (about two thousand) in
-its vocabulary of some 40,000. A binary search (`np.searchsorted`) of keys in text order misses the
-cache at each of its 16 steps and took a fifth of the analyzer's time; an open-addressing table
+its vocabulary of some 75,000. A binary search (`np.searchsorted`) of keys in text order misses the
+cache at each of its 16 steps and took a tenth of the analyzer's time; an open-addressing table
 (linear probing, Fibonacci hashing, a quarter full) finds nine keys in ten with one read.
 """
 
