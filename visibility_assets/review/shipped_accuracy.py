@@ -23,8 +23,8 @@ class MeasuredAccuracy:
 
     def sentence(self) -> str:
         return (f"the analyzer's sentiment (a learned model, analyzer {self.analyzer_version}) was right on"
-                f" {self.accuracy:.0%} of {self.pairs} held-out hand-labelled brand-answer pairs (macro-F1"
-                f" {self.macro_f1:.2f}; the hand lexicon alone: {self.lexicon_accuracy:.0%}; always guessing the"
+                f" {self.accuracy:.1%} of {self.pairs} held-out hand-labelled brand-answer pairs (macro-F1"
+                f" {self.macro_f1:.3f}; the hand lexicon alone: {self.lexicon_accuracy:.1%}; always guessing the"
                 f" commonest label: {self.majority_accuracy:.0%})")
 
 
