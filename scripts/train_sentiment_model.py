@@ -9,10 +9,10 @@ answers with an odd number train, those with an even number are held out. Everyt
 since, tests/eval/sentiment_training/*.jsonl (answers and excerpts of answers by later writers
 under the same rules), trains only, so the held-out half stays the one every earlier model was
 scored on. Every choice (features, the L2 strength from a grid, by 5-fold cross-validation whose
-folds keep an answer's pairs together) is made on the training pairs; the held-out half is scored once, beside the
-lexicon on the same pairs, and the figures go into the file. The fit is scikit-learn's
-multinomial logistic regression (L-BFGS, deterministic), a training-time dependency only: the
-package reads the weights with numpy. About two minutes on 2 cores:
+folds keep an answer's pairs together) is made on the training pairs; the held-out half is
+scored once, beside the lexicon on the same pairs, and the figures go into the file. The fit is
+scikit-learn's multinomial logistic regression (L-BFGS, deterministic), a training-time
+dependency only: the package reads the weights with numpy. About seven minutes on 2 cores:
 
     .venv/bin/python -m pip install -e '.[train]'
 

@@ -24,5 +24,6 @@ def test_the_labels_a_cleaning_copies_are_the_latest_review_of_each_item_of_its_
     assert row["date"] == date(2026, 10, 1) and row["platform"] == "kimi"
     both = store.effective([(date(2026, 10, 1), "kimi"), (date(2026, 10, 2), "kimi"), (date(2026, 10, 1), "kimi")])
     assert sorted(r["request_key"] for r in both) == ["k1", "k3"]
-    assert store.effective([]) == [] and ReviewStore(tmp_path / "none.sqlite").effective([(date(2026, 10, 1), "kimi")]) == []
+    assert store.effective([]) == []
+    assert ReviewStore(tmp_path / "none.sqlite").effective([(date(2026, 10, 1), "kimi")]) == []
 

@@ -79,7 +79,8 @@ def ranking(conn: duckdb.DuckDBPyConnection, filters: Filters) -> tuple[Grid, di
 def next_steps(conn: duckdb.DuckDBPyConnection, filters: Filters, texts: dict[str, str], weights: dict[str, float],
                also_offered: Grid) -> Grid:
     pooled: dict[str, dict] = {}
-    rows = conn.execute(RECOMMENDING_PER_QUESTION, filters.params("brand", "category", "start", "end", "platforms")).fetchall()
+    rows = conn.execute(RECOMMENDING_PER_QUESTION,
+                        filters.params("brand", "category", "start", "end", "platforms")).fetchall()
     for question, brand, recommending, against in rows:
         entry = pooled.setdefault(question, {"recommending": 0, "against": 0, "others": {}})
         if brand == filters.brand:
