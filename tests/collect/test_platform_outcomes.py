@@ -198,6 +198,75 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
 
 
 @pytest.mark.loopback
+def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(tmp_path):
+    """Kimi bills each $web_search call: a 503 on the round that sends the search's arguments back
+    is retried as that round, after the tool call already received, not from the question."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from visibility_assets.collect.collector import CollectionSettings, collect_partition
+    from visibility_assets.collect.journal import CollectionJournal
+    from visibility_assets.warehouse.lake import LakeSettings, reading
+
+    questions, tool_rounds = [], []
+    arguments = json.dumps({"search_result": {"search_id": "s-1"}})
+
+    def completion(message: dict, finish_reason: str, prompt_tokens: int) -> bytes:
+        return json.dumps({"id": "c", "object": "chat.completion", "model": "kimi-k2-turbo-preview",
+                           "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+                           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
+                                     "total_tokens": prompt_tokens + 5}}).encode()
+
+    class FailsTheFirstToolRound(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            status = 200
+            if body["messages"][-1]["role"] != "tool":
+                questions.append(body)
+                call = {"index": 0, "id": "call-1", "type": "builtin_function",
+                        "function": {"name": "$web_search", "arguments": arguments}}
+                reply = completion({"role": "assistant", "content": "", "tool_calls": [call]}, "tool_calls", 10)
+            else:
+                tool_rounds.append(body)
+                assert body["messages"][-1]["content"] == arguments
+                if len(tool_rounds) == 1:
+                    status, reply = 503, json.dumps({"error": {"message": "overloaded", "type": "server_error"}}).encode()
+                else:
+                    reply = completion({"role": "assistant", "content": "推荐阿里云。"}, "stop", 2000)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FailsTheFirstToolRound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    lake = LakeSettings.from_env(tmp_path)
+    try:
+        directory = write_config(tmp_path / "config", server.server_address[1], questions=1, rounds=1)
+        config = load_config(directory)
+        with CollectionJournal(lake, DAY, "kimi") as journal:
+            report = collect_partition(config, config.platform("kimi"), DAY, "run", journal, CollectionSettings())
+    finally:
+        server.shutdown()
+    assert len(questions) == 1 and len(tool_rounds) == 2  # the search asked for once
+    assert report.succeeded == 1 and report.attempts == 2
+    with reading(lake) as conn:
+        attempts = conn.execute("SELECT attempt, http_status, error_class, tool_rounds FROM journal_attempts"
+                                " ORDER BY attempt").fetchall()
+        (payload, prompt_tokens, searches), = conn.execute(
+            "SELECT payload_json, prompt_tokens, search_count FROM journal_answers").fetchall()
+    # The second attempt sent one request, the tool round, and no question.
+    assert attempts == [(1, 503, "overloaded", None), (2, 200, None, 1)]
+    rounds = json.loads(payload)
+    assert [r["choices"][0]["finish_reason"] for r in rounds] == ["tool_calls", "stop"]
+    assert prompt_tokens == 10 + 2000 and searches == 1  # both rounds billed, each once
+
+
+@pytest.mark.loopback
 def test_the_daily_cost_cap_defers_the_rest_once_the_spend_reaches_it(tmp_path, simulator):
     """Deferred, not lost: the next run (with a higher cap) collects them."""
     from visibility_assets.collect.collector import CollectionSettings, collect_partition

@@ -5,9 +5,7 @@ from __future__ import annotations
 import sys
 
 from visibility_assets.cli.arguments import UserError, config_of, iso_date
-from visibility_assets.cli.serve import open_workspace
-from visibility_assets.operate.digest import PERIOD_DAYS, compose_digest, send_digest
-from visibility_assets.serve.workspace import ViewError
+from visibility_assets.notify.digest import PERIOD_DAYS
 
 
 def add_parser(commands) -> None:
@@ -20,6 +18,12 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
+    # The workspace (its views, pandas) is imported by the command that uses it, not by every
+    # command's start: the demo's worker server imports this module too.
+    from visibility_assets.cli.serve import open_workspace
+    from visibility_assets.operate.digest import compose_digest, send_digest
+    from visibility_assets.serve.workspace import ViewError
+
     config = config_of(args)
     if not any(b.own for b in config.catalog.brands):
         raise UserError("brands.yaml marks no brand `own: true`: the digest is of the own brands")

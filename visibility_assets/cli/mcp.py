@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import os
 
-import anyio
-from mcp.server.stdio import stdio_server
-
 from visibility_assets.cli.arguments import UserError, config_of
-from visibility_assets.cli.serve import open_workspace
-from visibility_assets.serve.mcp_tools import mcp_server
 
 TOKEN_ENV = "VISIBILITY_TOKEN"
 
@@ -22,6 +17,14 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
+    # The MCP SDK costs half a second to import: only this command pays it, not every command's
+    # start (the demo's worker server imports the command line too).
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from visibility_assets.cli.serve import open_workspace
+    from visibility_assets.serve.mcp_tools import mcp_server
+
     config = config_of(args)
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:

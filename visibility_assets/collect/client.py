@@ -3,7 +3,9 @@
 Every HTTP attempt is reported to `on_attempt` before the loop decides what to do next,
 so the attempt ledger sees each one, including those of a request that later succeeds.
 The same Idempotency-Key goes with every attempt of a request. A tool loop (Kimi's web
-search) is one attempt: its rounds are sent back to back and their usage added up.
+search) is one attempt: its rounds are sent back to back and their usage added up. A round that
+fails is sent again by the next attempt, after the rounds that succeeded: starting over would ask
+(and pay for) the search again.
 """
 
 from __future__ import annotations
@@ -95,6 +97,23 @@ class RequestOutcome:
     wait_asked_s: float | None = None
 
 
+@dataclass
+class ToolLoop:
+    """A request's tool loop across its attempts: the body to send next, and the responses that
+    asked for a tool (the rounds done, each already billed)."""
+
+    question: dict
+    asked: list[dict] = field(default_factory=list)
+    body: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.body = self.question
+
+    def restart(self) -> None:
+        """From the question again: a round already done cannot be read."""
+        self.asked, self.body = [], self.question
+
+
 class _AttemptFailed(Exception):
     def __init__(self, error_class: ErrorClass, message: str, retry_after: float | None = None,
                  code: str | None = None, body_digest: str | None = None):
@@ -126,6 +145,7 @@ class ChatClient:
                        on_attempt: Callable[[Attempt], Awaitable[None]],
                        deadline: float | None = None) -> RequestOutcome:
         outcome = RequestOutcome(request, PENDING)
+        loop = ToolLoop(request.body)
         malformed_bodies: set[str] = set()
         for number in range(first_attempt, first_attempt + self.retry.max_attempts):
             if deadline is not None and time.time() >= deadline:
@@ -133,7 +153,7 @@ class ChatClient:
                 return outcome
             if not await self.limiter.acquire(self.retry.max_wait_s, _seconds_left(deadline)):
                 return _postponed(outcome, self.limiter.wait_left(), deadline)
-            attempt, answer, failure = await self._attempt(request, number, deadline)
+            attempt, answer, failure = await self._attempt(request, number, loop, deadline)
             outcome.attempts.append(attempt)
             await on_attempt(attempt)
             unreachable = failure is not None and failure.error_class is ErrorClass.UNREACHABLE
@@ -176,7 +196,7 @@ class ChatClient:
         """UNREACHABLE_ATTEMPTS attempts in a row found nothing at the platform's address."""
         return self.unreachable_in_a_row >= UNREACHABLE_ATTEMPTS
 
-    async def _attempt(self, request: PlannedRequest, number: int, deadline: float | None = None):
+    async def _attempt(self, request: PlannedRequest, number: int, loop: ToolLoop, deadline: float | None = None):
         headers = {**self.headers, "Idempotency-Key": request.request_key, "X-Visibility-Date": request.date}
         started, clock = datetime.now(UTC), time.perf_counter()
         attempt = Attempt(request.request_key, number, self.run_id, started, started, 0.0)
@@ -185,7 +205,7 @@ class ChatClient:
             # httpx's timeout applies to each read: a server that drips a byte at a time would
             # hold the attempt for ever. This one bounds connect, send, wait and read together.
             async with asyncio.timeout(self.timeout_s):
-                normalized, payload_json = await self._exchange(request.body, headers, attempt, deadline)
+                normalized, payload_json = await self._exchange(loop, headers, attempt, deadline)
             attempt.finished_at = datetime.now(UTC)
             answer = self._answer(normalized, payload_json, attempt)
         except _AttemptFailed as exc:
@@ -206,10 +226,11 @@ class ChatClient:
             attempt.error_code = failure.code
         return attempt, answer, failure
 
-    async def _exchange(self, body: dict, headers: dict, attempt: Attempt,
+    async def _exchange(self, loop: ToolLoop, headers: dict, attempt: Attempt,
                         deadline: float | None) -> tuple[NormalizedAnswer, str]:
-        """Send the request, and the following rounds of a tool loop; the normalized answer."""
-        payloads: list[dict] = []
+        """Send the loop's next request, and the following rounds of a tool loop; the normalized
+        answer. The rounds that asked for a tool stay in `loop` when a later round fails."""
+        sent_requests, asks_question = 0, not loop.asked
 
         async def sent(event: str, _info: dict) -> None:
             # Logged as the request's body goes out (httpcore's trace), not when the attempt
@@ -218,11 +239,12 @@ class ChatClient:
             # after the bytes are out, and a kill during the other tasks' turn lost an attempt
             # the platform had received (1 run in 3). From "started" to the body's write nothing
             # yields, so a kill cannot fall between the log line and the bytes it records.
-            if event.endswith("send_request_body.started") and not payloads:
+            if event.endswith("send_request_body.started") and not sent_requests:
                 self.on_send(attempt)
 
         while True:
-            response = await self.http.post(self.url, json=body, headers=headers, extensions={"trace": sent})
+            response = await self.http.post(self.url, json=loop.body, headers=headers, extensions={"trace": sent})
+            sent_requests += 1
             attempt.http_status = response.status_code
             remaining, reset = parse_rate_limit(response.headers)
             if remaining is not None and remaining <= 0 and reset:
@@ -230,28 +252,32 @@ class ChatClient:
             if not 200 <= response.status_code < 300:
                 return self._refusal(response)
             try:
-                payloads.append(_json_body(response))
+                payload = _json_body(response)
             except _AttemptFailed as exc:
                 exc.body_digest = _digest(response)
                 raise
-            following = self.dialect.next_round(body, payloads[-1])
+            following = self.dialect.next_round(loop.body, payload)
             if following is None:
                 break
-            if len(payloads) > self.dialect.max_tool_rounds:
+            if len(loop.asked) >= self.dialect.max_tool_rounds:
                 # Not retried: asking again would loop again, each round billed.
                 raise _AttemptFailed(ErrorClass.CLIENT_ERROR,
                                      f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
-            body = following
+            loop.asked.append(payload)
+            loop.body = following
             # Each round is a request the platform's rate limit counts.
             if not await self.limiter.acquire(self.retry.max_wait_s, _seconds_left(deadline)):
                 raise _AttemptFailed(ErrorClass.RATE_LIMITED, "paused mid tool loop past the wait cap or the deadline",
                                      self.limiter.wait_left())
+        payloads = [*loop.asked, payload]
         try:
             normalized = self.dialect.read_rounds(payloads)
         except DialectError as exc:
+            loop.restart()
             digest = _digest(response) if exc.error_class is ErrorClass.MALFORMED else None
             raise _AttemptFailed(exc.error_class, f"{exc}"[:500], code=exc.code, body_digest=digest) from None
-        attempt.tool_rounds = normalized.tool_rounds
+        # The requests this attempt sent back with a tool's result (a resumed loop sent no question).
+        attempt.tool_rounds = sent_requests - asks_question
         return normalized, json.dumps(payloads[0] if len(payloads) == 1 else payloads, ensure_ascii=False)
 
     def _refusal(self, response: httpx.Response) -> tuple[NormalizedAnswer, str]:

@@ -14,6 +14,8 @@ from typing import Any
 
 from visibility_assets.notify.formats import OutgoingRequest, dingtalk_sign, feishu_sign
 
+PERIOD_DAYS = {"week": 7, "day": 1}  # the digest's periods and the days each covers
+
 OPEN_LABEL = "Open the workspace"
 WECOM_MAX_BYTES = 4096  # a WeCom markdown message's limit
 SLACK_MAX_TEXT = 2900  # a section block's text holds 3,000 characters

@@ -19,13 +19,12 @@ import httpx
 
 from visibility_assets.config import VisibilityConfig
 from visibility_assets.measure.metric_catalog import metric_catalog
-from visibility_assets.notify.digest import BrandDigest, Digest, Figure, Item, render_digest
+from visibility_assets.notify.digest import PERIOD_DAYS, BrandDigest, Digest, Figure, Item, render_digest
 from visibility_assets.notify.email import email_message, send_email
 from visibility_assets.notify.webhooks import deliver
 from visibility_assets.serve.accounts import User
 from visibility_assets.serve.workspace import ViewCall, Workspace
 
-PERIOD_DAYS = {"week": 7, "day": 1}
 # The figures a brand team reads first; the sentiment shares join them only as headline figures.
 HEADLINE = ("mention_rate", "share_of_voice", "avg_list_rank", "top3_rate", "recommend_rate", "negative_rate")
 SENTIMENT = ("positive_rate", "negative_sentiment_rate")

@@ -13,9 +13,6 @@ from visibility_assets.config.resource import VisibilityConfigResource
 from visibility_assets.core.days import TIMEZONE
 from visibility_assets.core.jobs import DIGEST_JOB
 from visibility_assets.core.paths import DataDirResource
-from visibility_assets.operate.digest import compose_digest, send_digest
-from visibility_assets.serve.app import build_workspace
-from visibility_assets.serve.settings import ServeSettings
 from visibility_assets.warehouse.resource import WarehouseResource
 
 WEEKLY_CRON, DAILY_CRON = "0 9 * * 1", "0 9 * * *"
@@ -29,6 +26,12 @@ class DigestConfig(Config):
                 " routes digests.")
 def send_digest_op(context: OpExecutionContext, config: DigestConfig, visibility_config: VisibilityConfigResource,
                    data_dir: DataDirResource, warehouse: WarehouseResource) -> None:
+    # The workspace (its web app, the MCP SDK, pandas) is imported by the run that sends a
+    # digest, not by every process that loads the definitions (each night's worker server).
+    from visibility_assets.operate.digest import compose_digest, send_digest
+    from visibility_assets.serve.app import build_workspace
+    from visibility_assets.serve.settings import ServeSettings
+
     settings = visibility_config.load()
     workspace = build_workspace(replace(ServeSettings.from_env(), home=Path(data_dir.path)), settings,
                                 warehouse.settings())

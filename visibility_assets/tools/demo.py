@@ -58,8 +58,12 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
         print(f"brand catalog {config.catalog.version}: {len(config.brands)} brands"
               f" {'loaded' if catalog_run.success else 'FAILED'}", file=out, flush=True)
         runs = []
+        # The slowest platform's run first: its worker is forked, and its first request sent,
+        # before the others' (a worker's start costs CPU the two cores share).
+        bounds = platform_bounds_s(config)
+        platforms = sorted(bounds, key=bounds.get, reverse=True)
         for day in dates:
-            keys = [(day, p.name) for p in config.platforms]
+            keys = [(day, platform) for platform in platforms]
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
                                            on_done=lambda run: _progress(run, out))
     try:
@@ -69,7 +73,8 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
         if full is None:
             raise
         print(f"the failed runs' faults were not stored: {full}", file=out)
-    print_summary(runs, out)
+    order = {platform.name: index for index, platform in enumerate(config.platforms)}
+    print_summary(sorted(runs, key=lambda run: (run.date, order.get(run.platform, 0))), out)
     print_judge_summary(config, runs, out)
     report_path, report_ok = report_or_why(defs, instance)
     bound, slowest = rate_bound_s(config, len(dates))
@@ -99,13 +104,18 @@ def report_or_why(defs, instance) -> tuple[str, bool]:
     return materialization_metadata(report).get("visibility_report", {}).get("path"), True
 
 
-def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
-    """The least time the collection can take: the slowest platform's nightly requests at its
-    rate_limit_rps, for each day (the days run one after another, the platforms side by side).
+def platform_bounds_s(config: VisibilityConfig) -> dict[str, float]:
+    """The least time each platform's night can take: its nightly requests at its rate_limit_rps.
     A platform whose search is a tool loop (Kimi's $web_search) sends at least two requests per
     answer: the question, then the tool's result."""
     answers = len(config.questions) + len(config.canaries)
-    per_platform = {p.name: answers * p.rounds * requests_per_answer(p) / p.rate_limit_rps for p in config.platforms}
+    return {p.name: answers * p.rounds * requests_per_answer(p) / p.rate_limit_rps for p in config.platforms}
+
+
+def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
+    """The least time the collection can take: the slowest platform's night, for each day (the
+    days run one after another, the platforms side by side)."""
+    per_platform = platform_bounds_s(config)
     slowest = max(per_platform, key=per_platform.get)
     return per_platform[slowest] * days, slowest
 

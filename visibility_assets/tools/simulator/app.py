@@ -95,6 +95,7 @@ class PlatformStats:
     received_by_key: Counter = field(default_factory=Counter)
     answered_by_key: Counter = field(default_factory=Counter)  # an answer the collector stores
     tool_rounds: int = 0  # requests that sent a tool's result back (Kimi's $web_search)
+    tool_rounds_by_key: Counter = field(default_factory=Counter)
     tool_echo_rejected: int = 0  # ... whose echo of the tool call's arguments was not verbatim
     searched: int = 0
     moderated: int = 0
@@ -249,6 +250,7 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     follow_up = ask is not None and bool(ask.tool_results)
     if follow_up:  # a later round of the same request: not a request of its own
         stats.tool_rounds += 1
+        stats.tool_rounds_by_key[key] += 1
     else:
         stats.received += 1
         stats.received_by_key[key] += 1
@@ -281,7 +283,9 @@ def handle_chat(app: SimulatorApp, platform: str, headers: dict[str, str], body:
     if bucket is not None and window is None:
         limit_headers = dialect.limit_headers(*bucket.state())
 
-    rng = random.Random(f"{settings.seed}|{platform}|{key}|{receipt}" + ("|tool" if follow_up else ""))
+    # A tool round sent again (its first try failed) draws its fault afresh, as a first round does.
+    rng = random.Random(f"{settings.seed}|{platform}|{key}|{receipt}"
+                        + (f"|tool{stats.tool_rounds_by_key[key]}" if follow_up else ""))
     fault = behaviour.draw_fault(rng)
     latency = behaviour.draw_latency(rng, settings.time_scale)
     if fault is Fault.THROTTLE:
