@@ -129,6 +129,8 @@ class CollectionJournal:
     def cost_so_far(self, extra_only: bool = False) -> float:
         """What the partition's stored answers cost (max_cost_per_day counts it); with
         `extra_only`, those of event-driven tasks (extra_cost_per_day counts them)."""
+        if not self._answers:
+            return 0.0  # a new night's partition: no query, no turn among the writers
         return self.query(
             "SELECT coalesce(sum(a.cost), 0) FROM journal_answers AS a JOIN journal_requests AS r"
             " USING (request_key, date, platform)"
