@@ -29,8 +29,9 @@ from visibility_assets.config import VisibilityConfig
 from visibility_assets.core import interrupts
 from visibility_assets.core.faults import DISK_FULL, DOWNSTREAM, as_disk_full
 from visibility_assets.core.interrupts import handling_stop_signals
+from visibility_assets.operate.failed_runs import classify_failed_run
 from visibility_assets.operate.instance.command_runs import end_as_failed, reap_dead_runs
-from visibility_assets.partition_run import PartitionRun, materialization_metadata, materialize_partition, run_job
+from visibility_assets.partition_run import PartitionRun, materialization_metadata, run_job
 
 # What a worker's server imports once, for every worker it forks: the pipeline, and the command's
 # own main module (each worker would otherwise import it again, as multiprocessing's __mp_main__).
@@ -150,6 +151,14 @@ def start_workers() -> None:
     forkserver.ensure_running()
 
 
+def _run_partition(*args) -> None:
+    """The worker's target: run_worker's, imported in the worker (forked from the server that
+    preloaded it), not in this process, which has no use for what that module loads."""
+    from visibility_assets.run_worker import run_partition
+
+    run_partition(*args)
+
+
 def _run_in_worker(date: str, platform: str, request: dict, instance: DagsterInstance,
                    live: _LiveWorkers) -> PartitionRun:
     run = _worker_run(date, platform, request, live)
@@ -170,9 +179,7 @@ def _worker_run(date: str, platform: str, request: dict, live: _LiveWorkers) -> 
     context = _worker_processes()
     with tempfile.NamedTemporaryFile(prefix="visibility-run-", suffix=".log") as log:
         receiver, sender = context.Pipe(duplex=False)
-        from visibility_assets.run_worker import run_partition
-
-        worker = context.Process(target=run_partition, args=(date, platform, request, sender, log.name),
+        worker = context.Process(target=_run_partition, args=(date, platform, request, sender, log.name),
                                  name=f"run {date} {platform}")
         if live.stopping:
             return PartitionRun(date, platform, False, "", {}, f"not run: another partition found that {DISK_FULL}",

@@ -1,5 +1,6 @@
 """Nightly schedule, re-analysis backfill (asks no platform) and provenance, for real."""
 
+import os
 from datetime import datetime, timezone
 
 import pytest
@@ -124,3 +125,27 @@ def test_catalog_change_sensor_requests_a_reanalysis_per_platform_and_never_raw(
         assert run.job_name == "reanalysis_job"
         start, end = run.tags["dagster/asset_partition_range_start"], run.tags["dagster/asset_partition_range_end"]
         assert start.endswith("|" + run.tags["visibility/platform"]) and end.endswith("|" + run.tags["visibility/platform"])
+
+
+@pytest.mark.dagster
+def test_a_backfill_whose_reanalysis_fails_says_why_and_exits_non_zero(visibility_home, config_dir, simulated):
+    """deepseek's raw answers lost from the lake (their file deleted): its re-analysis fails, and the
+    command says so with the run's reason and fault class, not a traceback."""
+    import duckdb
+
+    for platform in ("deepseek", "qwen"):
+        assert materialize_for(["mention_metrics"], DAY, platform).success
+    with read_warehouse() as conn:
+        files = [path for (path,) in conn.execute("SELECT data_file FROM ducklake_list_files('lake', 'raw_ai_responses')")
+                 .fetchall()]
+    lost = [path for path in files
+            if duckdb.sql("SELECT count(*) FROM read_parquet($path) WHERE platform = 'deepseek'",
+                          params={"path": path}).fetchone()[0]]
+    assert lost and len(lost) < len(files)
+    for path in lost:
+        os.remove(path)
+    result = visibility("backfill", "--since", DAY, "--until", DAY, "--platform", "deepseek", "--platform", "qwen")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = next(line for line in result.stdout.splitlines() if line.strip().startswith("deepseek"))
+    assert "FAILED" in failed and " fault)" in failed, failed
+    assert "Traceback" not in result.stderr, result.stderr

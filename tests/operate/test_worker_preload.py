@@ -1,5 +1,5 @@
 """The partition workers' server (runs.py) imports, once, what every run would otherwise import
-for itself after the fork: a forked worker finds those modules already there."""
+for itself after the fork (and reads the sentiment model): a forked worker finds them there."""
 
 import sys
 
@@ -16,7 +16,10 @@ FIRST_USE = ("pandas", "pyarrow.dataset", "httpcore._sync.connection", "anyio._b
 
 
 def _imported(names: tuple[str, ...], sender) -> None:
-    sender.send([name for name in names if name in sys.modules])
+    from visibility_assets.clean.sentiment_model import shipped_model
+
+    model_read = shipped_model.cache_info().currsize == 1  # before this process asks for it
+    sender.send(([name for name in names if name in sys.modules], model_read))
     sender.close()
 
 
@@ -27,7 +30,8 @@ def test_a_forked_worker_starts_with_what_a_run_would_import_on_first_use():
     worker = context.Process(target=_imported, args=(FIRST_USE, sender))
     worker.start()
     sender.close()
-    found = receiver.recv()
+    found, model_read = receiver.recv()
     worker.join(30)
     assert worker.exitcode == 0
     assert found == list(FIRST_USE)
+    assert model_read  # the learned sentiment model, read once by the server, not by each cleaning step
