@@ -3,7 +3,11 @@ process): web search and its sources, costs, moderation and truncation as outcom
 stops, Kimi's tool loop; and the collector's own loops over loopback."""
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
@@ -152,12 +156,35 @@ def test_example_config_names_each_platforms_dialect():
     assert {p["name"]: p["dialect"] for p in platforms} == {p["name"]: p["name"] for p in platforms}
 
 
+class _QuietHandler(BaseHTTPRequestHandler):
+    """A scripted platform's handler (its do_POST the script), logging nothing."""
+
+    def log_message(self, *args):
+        pass
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A scripted platform on a loopback port, for the duration of the block."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+
+
 @pytest.mark.loopback
 def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path):
     """A platform that keeps asking for $web_search is asked 1 + max_tool_rounds times, once."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from visibility_assets.collect.collector import CollectionSettings, collect_partition
     from visibility_assets.collect.dialects import DIALECTS
     from visibility_assets.collect.journal import CollectionJournal
@@ -165,7 +192,7 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
 
     received = []
 
-    class AlwaysSearching(BaseHTTPRequestHandler):
+    class AlwaysSearching(_QuietHandler):
         def do_POST(self):
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             call = {"index": 0, "id": f"t-{len(received)}", "type": "builtin_function",
@@ -174,25 +201,14 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
                                "choices": [{"index": 0, "finish_reason": "tool_calls",
                                             "message": {"role": "assistant", "content": "", "tool_calls": [call]}}],
                                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            _send_json(self, 200, body)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), AlwaysSearching)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        directory = write_config(tmp_path / "config", server.server_address[1], questions=1, rounds=1)
+    with _serving(AlwaysSearching) as port:
+        directory = write_config(tmp_path / "config", port, questions=1, rounds=1)
         config = load_config(directory)
         with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "kimi") as journal:
             report = collect_partition(config, config.platform("kimi"), DAY, "run", journal,
                                        CollectionSettings(failure_share_limit=1.0))
-    finally:
-        server.shutdown()
     assert len(received) == 1 + DIALECTS["kimi"].max_tool_rounds
     assert report.failed == 1 and report.failed_by_class == {"client_error": 1} and report.attempts == 1
 
@@ -201,9 +217,6 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
 def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(tmp_path):
     """Kimi bills each $web_search call: a 503 on the round that sends the search's arguments back
     is retried as that round, after the tool call already received, not from the question."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from visibility_assets.collect.collector import CollectionSettings, collect_partition
     from visibility_assets.collect.journal import CollectionJournal
     from visibility_assets.warehouse.lake import LakeSettings, reading
@@ -217,7 +230,7 @@ def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(t
                            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
                                      "total_tokens": prompt_tokens + 5}}).encode()
 
-    class FailsTheFirstToolRound(BaseHTTPRequestHandler):
+    class FailsTheFirstToolRound(_QuietHandler):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             status = 200
@@ -233,25 +246,14 @@ def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(t
                     status, reply = 503, json.dumps({"error": {"message": "overloaded", "type": "server_error"}}).encode()
                 else:
                     reply = completion({"role": "assistant", "content": "推荐阿里云。"}, "stop", 2000)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+            _send_json(self, status, reply)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FailsTheFirstToolRound)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     lake = LakeSettings.from_env(tmp_path)
-    try:
-        directory = write_config(tmp_path / "config", server.server_address[1], questions=1, rounds=1)
+    with _serving(FailsTheFirstToolRound) as port:
+        directory = write_config(tmp_path / "config", port, questions=1, rounds=1)
         config = load_config(directory)
         with CollectionJournal(lake, DAY, "kimi") as journal:
             report = collect_partition(config, config.platform("kimi"), DAY, "run", journal, CollectionSettings())
-    finally:
-        server.shutdown()
     assert len(questions) == 1 and len(tool_rounds) == 2  # the search asked for once
     assert report.succeeded == 1 and report.attempts == 2
     with reading(lake) as conn:
