@@ -1,5 +1,7 @@
 """The lake maintenance after each night: fewer files, the same rows, and the retention of the raw evidence."""
 
+import sqlite3
+from contextlib import closing
 from datetime import timedelta
 
 import pytest
@@ -8,6 +10,7 @@ from dagster import DagsterInstance
 from tests.pipeline import materialize_for, pipeline, read_warehouse
 from visibility_assets.core.days import yesterday
 from visibility_assets.tools.simulator.transport import IN_PROCESS_URL
+from visibility_assets.warehouse.lake import lake_settings
 
 from tests.conftest import write_config
 
@@ -51,6 +54,10 @@ def test_maintenance_merges_small_files_and_keeps_every_row(visibility_home, sim
     assert settled["live_files_after"] <= again["live_files_after"]
     assert settled["files_after"] - settled["live_files_after"] <= 2, settled
     assert _counts() == before
+    # The catalog rewritten after the passes' deletions: the column statistics, its largest table,
+    # numbered without gaps (DuckDB reads a SQLite catalog whole on every scan, planned by row ids).
+    with closing(sqlite3.connect(lake_settings().catalog.partition(":")[2])) as catalog:
+        assert catalog.execute("SELECT max(rowid) = count(*) FROM ducklake_file_column_stats").fetchone() == (1,)
 
 
 def test_raw_retention_deletes_the_answers_of_older_days_only(visibility_home, config_dir):

@@ -12,6 +12,8 @@ retention.yaml's `snapshots_days`, and, up to the previous pass, every snapshot 
 its day (Asia/Shanghai), so that `--as-of` reaches the end of each of those days and every
 moment since the previous pass (maintenance_passes records each pass). The files the expired
 snapshots released are deleted by the next pass: a reader still on them has a night's grace.
+Last, an embedded (SQLite) catalog is rewritten without the row-id gaps and free pages all
+those deletions leave (lake.compact_catalog).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import duckdb
 from visibility_assets.config.retention import RetentionSettings
 from visibility_assets.core.days import TIMEZONE
 from visibility_assets.warehouse.db import bind, ensure_table, existing_tables, insert_batch
-from visibility_assets.warehouse.lake import LAKE, LakeSettings, write_with_retry
+from visibility_assets.warehouse.lake import LAKE, LakeSettings, compact_catalog, write_with_retry
 from visibility_assets.warehouse.tables import (
     COLLECTION_REQUESTS,
     HTTP_ATTEMPTS,
@@ -126,6 +128,7 @@ def maintain(settings: LakeSettings, today: date, retention: RetentionSettings |
     run(DELETE_ORPHANS, {"expire_before": expire_before})
     (files_after, live_after, bytes_after), _ = write_with_retry(settings, stored_files)
     write_with_retry(settings, lambda conn: record_pass(conn, live_after, len(versions)))
+    compact_catalog(settings)  # after the pass's own deletions in the catalog
     return MaintenanceFigures(files_before, files_after, live_before, live_after, bytes_before, bytes_after,
                               len(versions), deleted)
 
