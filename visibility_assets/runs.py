@@ -9,7 +9,6 @@ storage is safe across processes but deadlocks across threads of one process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -17,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -32,10 +31,8 @@ from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.operate.failed_runs import classify_failed_run
 from visibility_assets.operate.instance.command_runs import end_as_failed, reap_dead_runs
 from visibility_assets.partition_run import PartitionRun, materialization_metadata, run_job
+from visibility_assets.worker_server import worker_processes
 
-# What a worker's server imports once, for every worker it forks: the pipeline, and the command's
-# own main module (each worker would otherwise import it again, as multiprocessing's __mp_main__).
-WORKER_PRELOAD = ["__main__", "visibility_assets.run_worker"]
 # How long a run told to stop may take to store what it has and end, before the command gives up on it.
 STOP_GRACE_S = 20.0
 T = TypeVar("T")
@@ -72,8 +69,12 @@ def run_in_foreground(work: Callable[[], T], grace_s: float = STOP_GRACE_S) -> T
 
 def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parallel: int = 6,
                            run_config: dict | None = None,
-                           on_done: Callable[[PartitionRun], None] = lambda _: None) -> list[PartitionRun]:
-    """Run each (date, platform) in a worker process, `parallel` at a time, in the order given."""
+                           on_done: Callable[[PartitionRun], None] = lambda _: None,
+                           head_start_s: float = 0.0) -> list[PartitionRun]:
+    """Run each (date, platform) in a worker process, `parallel` at a time, in the order given.
+    With `head_start_s`, the first one starts that long before the others (or until it ends):
+    a run's start (its records, the plan's commit, which the workers take in turns) then does
+    not wait behind theirs on two cores."""
     from visibility_assets.operate.instance import get_instance
 
     instance = get_instance()  # set up DAGSTER_HOME's storage once, before the workers share it
@@ -85,8 +86,14 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     live = _LiveWorkers()
     try:
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            futures = [pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())},
-                                   instance, live) for date, platform in keys]
+            def submit(date: str, platform: str) -> Future:
+                return pool.submit(_run_in_worker, date, platform, {**request, "run_id": str(uuid.uuid4())},
+                                   instance, live)
+
+            futures = [submit(*key) for key in keys[:1]]
+            if head_start_s > 0:
+                wait(futures, timeout=head_start_s)
+            futures += [submit(*key) for key in keys[1:]]
             for future in as_completed(futures):
                 run = future.result()
                 if not run.success and (run.error or "").startswith(DISK_FULL):
@@ -134,23 +141,6 @@ class _LiveWorkers:
             self._killer.cancel()
 
 
-def _worker_processes():
-    """Each partition runs in a process of its own (a crash or a leak stays with its run), forked
-    from a server that imported the pipeline once: six workers each importing Dagster at the
-    same moment cost ~2 CPU-s apiece on two cores before the first request went out."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(WORKER_PRELOAD)
-    return context
-
-
-def start_workers() -> None:
-    """Start the workers' server now, so that its imports overlap the caller's own start."""
-    from multiprocessing import forkserver
-
-    _worker_processes()
-    forkserver.ensure_running()
-
-
 def _run_partition(*args) -> None:
     """The worker's target: run_worker's, imported in the worker (forked from the server that
     preloaded it), not in this process, which has no use for what that module loads."""
@@ -176,7 +166,7 @@ def _run_in_worker(date: str, platform: str, request: dict, instance: DagsterIns
 
 
 def _worker_run(date: str, platform: str, request: dict, live: _LiveWorkers) -> PartitionRun:
-    context = _worker_processes()
+    context = worker_processes()
     with tempfile.NamedTemporaryFile(prefix="visibility-run-", suffix=".log") as log:
         receiver, sender = context.Pipe(duplex=False)
         worker = context.Process(target=_run_partition, args=(date, platform, request, sender, log.name),

@@ -65,8 +65,9 @@ def test_the_installed_wheel_finds_its_sql_models_and_validates(installed, tmp_p
 
 
 @pytest.mark.long
-def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
-    config = write_config(tmp_path / "config", _free_port(), questions=5, rounds=1)
+def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path, monkeypatch):
+    # At 10 rps Kimi's night (two requests an answer) is 0.5 s longer than the others': a head start.
+    config = write_config(tmp_path / "config", _free_port(), questions=5, rounds=1, rate_limit_rps=10)
     home, empty = tmp_path / "home", tmp_path / "empty"
     empty.mkdir()
     result = subprocess.run(
@@ -82,8 +83,28 @@ def test_demo_collects_every_platform_and_prints_a_summary(installed, tmp_path):
     counted = subprocess.run([str(installed / "visibility"), "sql", "SELECT count(*) AS n FROM raw_ai_responses",
                               "--format", "json"], capture_output=True, text=True, cwd=empty, env=_env(home))
     assert json.loads(counted.stdout) == [{"n": 6 * 5}], counted.stderr
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster_home"))  # its dagster.yaml reads it
+    _the_slowest_platform_started_first_by_its_head_start(home, config)
     _the_installed_workspace_serves_its_pages(installed, empty, _env(home), config)
     _a_copy_of_the_data_directory_elsewhere_works_on(installed, empty, home, config)
+
+
+def _the_slowest_platform_started_first_by_its_head_start(home: Path, config: Path) -> None:
+    """Kimi (a tool loop: two requests an answer) bounds the night: its run starts alone, and the
+    others once its head start has passed."""
+    from dagster import DagsterInstance
+
+    from visibility_assets.config import load_config
+    from visibility_assets.tools.demo import head_start_s, platform_bounds_s
+
+    bounds = platform_bounds_s(load_config(config))
+    head_start = head_start_s(bounds)
+    assert max(bounds, key=bounds.get) == "kimi" and head_start >= 0.2
+    instance = DagsterInstance.from_config(str(home / "dagster_home"))
+    created = {record.dagster_run.tags["dagster/partition/platform"]: record.create_timestamp.timestamp()
+               for record in instance.get_run_records() if "dagster/partition/platform" in record.dagster_run.tags}
+    first = created.pop("kimi")
+    assert len(created) == 5 and min(created.values()) - first >= head_start - 0.05
 
 
 def _a_copy_of_the_data_directory_elsewhere_works_on(installed: Path, cwd: Path, home: Path, config: Path) -> None:

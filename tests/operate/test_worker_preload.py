@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from visibility_assets.runs import _worker_processes
+from visibility_assets.worker_server import worker_processes
 
 # What a run imported on first use before the server preloaded it (~540 modules a worker):
 # DuckDB's first bound parameter imports pandas and pyarrow, httpcore's pool anyio, the
@@ -25,7 +25,7 @@ def _imported(names: tuple[str, ...], sender) -> None:
 
 @pytest.mark.slow  # the server imports the pipeline: a few seconds, once per test process
 def test_a_forked_worker_starts_with_what_a_run_would_import_on_first_use():
-    context = _worker_processes()
+    context = worker_processes()
     receiver, sender = context.Pipe(duplex=False)
     worker = context.Process(target=_imported, args=(FIRST_USE, sender))
     worker.start()

@@ -1,4 +1,8 @@
-"""The `visibility` command: one module per subcommand, each adding its parser here."""
+"""The `visibility` command: one module per subcommand, each adding its parser here.
+
+The subcommands are imported when the parser is built, not with this module: a command that runs
+partitions in worker processes starts their server first, and the server's imports (the
+pipeline's) then overlap this process's own."""
 
 from __future__ import annotations
 
@@ -6,48 +10,56 @@ import argparse
 import sys
 import warnings
 
-from visibility_assets.cli import (
-    aliases,
-    analyze,
-    ask,
-    backfill,
-    bench,
-    demo,
-    digest,
-    explain,
-    judge,
-    mcp,
-    plan,
-    replay,
-    report,
-    serve,
-    share,
-    simulate,
-    sql,
-    users,
-    warehouse,
-)
-from visibility_assets.cli.arguments import UserError
-from visibility_assets.config import CONFIG_DIR_ENV, ConfigError, MissingApiKey, UnknownPlatform
-from visibility_assets.core.faults import as_disk_full
-from visibility_assets.core.visible_text import VisibleStream
-from visibility_assets.tools.simulator.launch import SimulatorPortBusy
-
-SUBCOMMANDS = (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases, serve,
-               mcp, plan, share, digest, users, bench)
+# The commands whose partitions run in worker processes (tools/demo.py).
+RUNS_WORKERS = ("demo",)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from visibility_assets.cli import (
+        aliases,
+        analyze,
+        ask,
+        backfill,
+        bench,
+        demo,
+        digest,
+        explain,
+        judge,
+        mcp,
+        plan,
+        replay,
+        report,
+        serve,
+        share,
+        simulate,
+        sql,
+        users,
+        warehouse,
+    )
+    from visibility_assets.config import CONFIG_DIR_ENV
+
     parser = argparse.ArgumentParser(prog="visibility", description="Brand AI-visibility pipeline.")
     parser.add_argument("--config-dir", help="the config folder (brands.yaml, questions.yaml, platforms.yaml, ...)"
                         f" (default: ${CONFIG_DIR_ENV} or the shipped example)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in SUBCOMMANDS:
+    for module in (demo, simulate, ask, backfill, explain, report, replay, judge, sql, warehouse, analyze, aliases,
+                   serve, mcp, plan, share, digest, users, bench):
         module.add_parser(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if _command_of(argv) in RUNS_WORKERS:
+        from visibility_assets.worker_server import start_worker_server
+
+        start_worker_server()
+    from visibility_assets.cli.arguments import UserError
+    from visibility_assets.config import ConfigError, MissingApiKey, UnknownPlatform
+    from visibility_assets.core.faults import as_disk_full
+    from visibility_assets.core.visible_text import VisibleStream
+    from visibility_assets.tools.simulator.launch import SimulatorPortBusy
+
     # Dagster marks backfill_policy and friends as beta on every import; not news to a user.
     warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
     args = build_parser().parse_args(argv)
@@ -70,6 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named on the command line, without the subcommands' parsers."""
+    peek = argparse.ArgumentParser(add_help=False)
+    peek.add_argument("--config-dir")
+    peek.add_argument("command", nargs="?")
+    known, _ = peek.parse_known_args(argv)
+    return known.command
 
 
 if __name__ == "__main__":
