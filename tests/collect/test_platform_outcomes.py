@@ -4,6 +4,7 @@ stops, Kimi's tool loop; and the collector's own loops over loopback."""
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -213,6 +214,54 @@ def test_a_tool_loop_that_never_ends_is_cut_at_the_cap_and_not_retried(tmp_path)
     assert report.failed == 1 and report.failed_by_class == {"client_error": 1} and report.attempts == 1
 
 
+SEARCH_ARGUMENTS = json.dumps({"search_result": {"search_id": "s-1"}})
+
+
+def _kimi_completion(message: dict, finish_reason: str, prompt_tokens: int) -> bytes:
+    return json.dumps({"id": "c", "object": "chat.completion", "model": "kimi-k2-turbo-preview",
+                       "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
+                                 "total_tokens": prompt_tokens + 5}}).encode()
+
+
+def _kimi_search_call() -> bytes:
+    """Kimi's first round of a $web_search: the tool call, whose arguments go back as the tool's result."""
+    call = {"index": 0, "id": "call-1", "type": "builtin_function",
+            "function": {"name": "$web_search", "arguments": SEARCH_ARGUMENTS}}
+    return _kimi_completion({"role": "assistant", "content": "", "tool_calls": [call]}, "tool_calls", 10)
+
+
+@pytest.mark.loopback
+def test_the_other_requests_start_once_the_first_tool_loop_has_asked_for_its_tool(tmp_path):
+    """The first request goes alone (a bad key costs one refusal); in a tool loop, its first round
+    asking for the search shows the key, model and account are good: the others need not wait
+    for the search's round too."""
+    from visibility_assets.collect.collector import CollectionSettings, collect_partition
+    from visibility_assets.collect.journal import CollectionJournal
+    from visibility_assets.warehouse.lake import LakeSettings
+
+    questions_at, tool_rounds_answered_at = [], []
+
+    class SlowSearches(_QuietHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if body["messages"][-1]["role"] != "tool":
+                questions_at.append(time.monotonic())
+                _send_json(self, 200, _kimi_search_call())
+                return
+            time.sleep(0.5)
+            tool_rounds_answered_at.append(time.monotonic())
+            _send_json(self, 200, _kimi_completion({"role": "assistant", "content": "推荐阿里云。"}, "stop", 2000))
+
+    with _serving(SlowSearches) as port:
+        directory = write_config(tmp_path / "config", port, questions=3, rounds=1)
+        config = load_config(directory)
+        with CollectionJournal(LakeSettings.from_env(tmp_path), DAY, "kimi") as journal:
+            report = collect_partition(config, config.platform("kimi"), DAY, "run", journal, CollectionSettings())
+    assert report.succeeded == report.planned and len(questions_at) == report.planned >= 3
+    assert sorted(questions_at)[1] < min(tool_rounds_answered_at)
+
+
 @pytest.mark.loopback
 def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(tmp_path):
     """Kimi bills each $web_search call: a 503 on the round that sends the search's arguments back
@@ -222,13 +271,6 @@ def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(t
     from visibility_assets.warehouse.lake import LakeSettings, reading
 
     questions, tool_rounds = [], []
-    arguments = json.dumps({"search_result": {"search_id": "s-1"}})
-
-    def completion(message: dict, finish_reason: str, prompt_tokens: int) -> bytes:
-        return json.dumps({"id": "c", "object": "chat.completion", "model": "kimi-k2-turbo-preview",
-                           "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
-                           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5,
-                                     "total_tokens": prompt_tokens + 5}}).encode()
 
     class FailsTheFirstToolRound(_QuietHandler):
         def do_POST(self):
@@ -236,16 +278,14 @@ def test_a_failed_tool_round_is_sent_again_without_asking_for_the_search_twice(t
             status = 200
             if body["messages"][-1]["role"] != "tool":
                 questions.append(body)
-                call = {"index": 0, "id": "call-1", "type": "builtin_function",
-                        "function": {"name": "$web_search", "arguments": arguments}}
-                reply = completion({"role": "assistant", "content": "", "tool_calls": [call]}, "tool_calls", 10)
+                reply = _kimi_search_call()
             else:
                 tool_rounds.append(body)
-                assert body["messages"][-1]["content"] == arguments
+                assert body["messages"][-1]["content"] == SEARCH_ARGUMENTS
                 if len(tool_rounds) == 1:
                     status, reply = 503, json.dumps({"error": {"message": "overloaded", "type": "server_error"}}).encode()
                 else:
-                    reply = completion({"role": "assistant", "content": "推荐阿里云。"}, "stop", 2000)
+                    reply = _kimi_completion({"role": "assistant", "content": "推荐阿里云。"}, "stop", 2000)
             _send_json(self, status, reply)
 
     lake = LakeSettings.from_env(tmp_path)

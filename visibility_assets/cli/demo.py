@@ -28,7 +28,7 @@ def run(args) -> int:
     last = args.date or yesterday()
     dates = demo_dates(last, args.days)
     collectable(Date.fromisoformat(dates[0]), last, "--date" if args.days == 1 else "--date and --days:")
-    return run_demo(config, dates)
+    return run_demo(config, dates, started=args.started)
 
 
 def demo_dates(end: Date, days: int) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import warnings
 
 # The commands whose partitions run in worker processes (tools/demo.py).
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()  # what a command reports as its wall time counts from here
     argv = sys.argv[1:] if argv is None else argv
     if _command_of(argv) in RUNS_WORKERS:
         from visibility_assets.worker_server import start_worker_server
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     # Dagster marks backfill_policy and friends as beta on every import; not news to a user.
     warnings.filterwarnings("ignore", message=r".*is currently in (beta|preview).*")
     args = build_parser().parse_args(argv)
+    args.started = started
     # Brand names and answers reach the terminal: a bidi control in them must not reorder it.
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = VisibleStream(sys.stdout), VisibleStream(sys.stderr)

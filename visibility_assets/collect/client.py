@@ -127,12 +127,15 @@ class ChatClient:
                  retry: RetrySettings, run_id: str, headers: dict[str, str] | None = None,
                  price: Price | None = None, seed: int | None = None, timeout_s: float | None = None,
                  scrub: SecretScrubber | None = None, on_send: Callable[[Attempt], None] = lambda _: None,
-                 on_wait: Callable[[PlannedRequest, float, str], None] = lambda *_: None):
+                 on_wait: Callable[[PlannedRequest, float, str], None] = lambda *_: None,
+                 on_tool_round: Callable[[], None] = lambda: None):
         self.http, self.platform, self.dialect, self.limiter, self.retry = http, platform, dialect, limiter, retry
         self.timeout_s = timeout_s or platform.timeout_s  # bounds a whole attempt, not each read
         self.scrub = scrub or SecretScrubber()
         self.on_send = on_send  # told of each attempt as its request goes out (in_flight.py)
         self.on_wait = on_wait  # told of each wait before a retry: the request, seconds, what it follows
+        # Told when a round asks for a tool: the platform took the key, the model and the account.
+        self.on_tool_round = on_tool_round
         self.url = dialect.url(platform)
         self.run_id, self.price = run_id, price
         self.headers = headers or {}
@@ -265,6 +268,7 @@ class ChatClient:
                                      f"tool loop still asking after {self.dialect.max_tool_rounds} rounds")
             loop.asked.append(payload)
             loop.body = following
+            self.on_tool_round()
             # Each round is a request the platform's rate limit counts.
             if not await self.limiter.acquire(self.retry.max_wait_s, _seconds_left(deadline)):
                 raise _AttemptFailed(ErrorClass.RATE_LIMITED, "paused mid tool loop past the wait cap or the deadline",

@@ -173,7 +173,7 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
         price = config.price(platform.name, platform.model, Date.fromisoformat(date))
         client = ChatClient(http, platform, dialect, limiter, settings.retry, run_id, headers, price,
                             timeout_s=timeout, scrub=SecretScrubber.for_env(p.api_key_env for p in config.platforms),
-                            on_send=in_flight.sent, on_wait=run.on_wait)
+                            on_send=in_flight.sent, on_wait=run.on_wait, on_tool_round=run.first_attempt.set)
         queue: asyncio.Queue[PlannedRequest] = asyncio.Queue()
         for request in todo:
             queue.put_nowait(request)
@@ -183,8 +183,9 @@ async def collect_partition_async(config: VisibilityConfig, platform: Platform, 
             with on_stop(lambda signum: loop.call_soon_threadsafe(run.interrupt, signum)):
                 # One request alone first: an account in arrears, a bad key or a wrong model then
                 # costs one refused request, not max_concurrency of them. The others start once
-                # its first attempt has an answer, not after its retries: a transient fault of the
-                # first request would hold the platform's whole rate for its backoff.
+                # its first attempt has an answer (or, in a tool loop, its first round asked for
+                # the tool), not after its retries: a transient fault of the first request would
+                # hold the platform's whole rate for its backoff.
                 await run.work_in_tasks(client, queue, min(platform.max_concurrency, queue.qsize() + 1),
                                         first_alone=True)
         finally:
@@ -258,7 +259,7 @@ class _Run:
         self.told_to_wait = 0
         self.longest_wait_s = 0.0
         self.done = asyncio.Event()
-        self.first_attempt = asyncio.Event()  # the platform has answered an attempt (or failed to)
+        self.first_attempt = asyncio.Event()  # the platform answered an attempt (or failed to), or a tool round
         self.workers: list[asyncio.Task] = []
         self.last_wait_notice = -WAIT_NOTICE_EVERY_S
         self.interrupted = False

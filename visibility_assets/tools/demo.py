@@ -23,11 +23,14 @@ DEMO_FAULT_RATE = 0.03
 HEAD_START_S = 1.0
 
 
-def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = None) -> int:
+def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = None,
+             started: float | None = None) -> int:
     """The nightly chain of every platform for each day, in worker processes, between one
-    catalog run before and one report run after, as the schedule and sensors run them."""
+    catalog run before and one report run after, as the schedule and sensors run them.
+    started: when the command started (time.monotonic()), where the wall time it prints counts
+    from (its imports and config included); by default, this call."""
     out = out or sys.stdout  # the stream of the call (a test's, a redirected one), not of the import
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     from visibility_assets.worker_server import start_worker_server
 
     start_worker_server()  # the platforms' workers import the pipeline while this process does (started already by the command)
