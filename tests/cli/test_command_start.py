@@ -4,7 +4,7 @@ demo's worker server, started first, imports the pipeline while the command impo
 import subprocess
 import sys
 
-from visibility_assets.cli.main import RUNS_WORKERS, _command_of
+from visibility_assets.cli.main import _command_of, runs_workers
 
 
 def test_importing_the_command_imports_neither_dagster_nor_a_subcommand():
@@ -16,7 +16,13 @@ def test_importing_the_command_imports_neither_dagster_nor_a_subcommand():
 
 
 def test_the_command_is_read_without_the_subcommands_parsers():
-    assert _command_of(["--config-dir", "config", "demo", "--days", "2"]) == "demo" and "demo" in RUNS_WORKERS
+    assert _command_of(["--config-dir", "config", "demo", "--days", "2"]) == "demo"
     assert _command_of(["ask", "demo", "--platform", "kimi"]) == "ask"
     assert _command_of(["sql", "SELECT 1", "--format", "json"]) == "sql"
     assert _command_of([]) is None and _command_of(["--help"]) is None
+
+
+def test_only_a_demo_that_will_run_starts_the_workers_server():
+    assert runs_workers(["--config-dir", "config", "demo", "--days", "2"])
+    assert not runs_workers(["demo", "--help"]) and not runs_workers(["-h", "demo"])
+    assert not runs_workers(["ask", "demo"]) and not runs_workers(["sql", "SELECT 1"])

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()  # what a command reports as its wall time counts from here
     argv = sys.argv[1:] if argv is None else argv
-    if _command_of(argv) in RUNS_WORKERS:
+    if runs_workers(argv):
         from visibility_assets.worker_server import start_worker_server
 
         start_worker_server()
@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout, sys.stderr = streams
+
+
+def runs_workers(argv: list[str]) -> bool:
+    """Whether the command line runs partitions in worker processes (not only asks for its help)."""
+    return _command_of(argv) in RUNS_WORKERS and not {"-h", "--help"} & set(argv)
 
 
 def _command_of(argv: list[str]) -> str | None:
