@@ -33,7 +33,7 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
     started = time.monotonic() if started is None else started
     from visibility_assets.worker_server import start_worker_server
 
-    start_worker_server()  # the platforms' workers import the pipeline while this process does (started already by the command)
+    start_worker_server()  # started already by the command; a caller of its own (a bench) starts it here
     # Dagster is imported only here: `visibility analyze` and --help start without it.
     from visibility_assets.definitions import build_definitions
     from visibility_assets.operate.automation import catalog_job
@@ -66,11 +66,11 @@ def run_demo(config: VisibilityConfig, dates: list[str], out: TextIO | None = No
         # The slowest platform's run first, with a head start where the others can spare it: its
         # first request then goes out before their starts take the two cores.
         bounds = platform_bounds_s(config)
-        platforms = sorted(bounds, key=bounds.get, reverse=True)
+        platforms, head_start = sorted(bounds, key=bounds.get, reverse=True), head_start_s(bounds)
         for day in dates:
             keys = [(day, platform) for platform in platforms]
             runs += materialize_partitions(config.directory, keys, run_config=QUIET_RUN,
-                                           on_done=lambda run: _progress(run, out), head_start_s=head_start_s(bounds))
+                                           on_done=lambda run: _progress(run, out), head_start_s=head_start)
     try:
         report_failed_runs(instance, [run.run_id for run in runs if not run.success and run.run_id], config)
     except Exception as exc:
@@ -120,8 +120,8 @@ def platform_bounds_s(config: VisibilityConfig) -> dict[str, float]:
 def head_start_s(bounds: dict[str, float]) -> float:
     """How long the slowest platform's run starts before the others: up to HEAD_START_S, at most
     half of what the next slowest can spare."""
-    slowest, *others = sorted(bounds.values(), reverse=True) or [0.0]
-    return min(HEAD_START_S, (slowest - others[0]) / 2) if others else 0.0
+    ordered = sorted(bounds.values(), reverse=True)
+    return min(HEAD_START_S, (ordered[0] - ordered[1]) / 2) if len(ordered) > 1 else 0.0
 
 
 def rate_bound_s(config: VisibilityConfig, days: int) -> tuple[float, str]:
