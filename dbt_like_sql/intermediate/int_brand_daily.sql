@@ -9,8 +9,7 @@ WITH weighted AS (
     SELECT *,
            CASE WHEN valid THEN question_weight / count(*) FILTER (WHERE valid) OVER (
                PARTITION BY date, platform, brand, question_id) END AS answer_weight
-    FROM {{ ref('int_brand_results') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('int_brand_results') }}
 )
 SELECT
     date,

@@ -11,7 +11,6 @@ SELECT
     judge_sentiment,
     lexicon_sentiment,
     count(*) AS mentions
-FROM {{ ref('int_brand_results') }}
-SEMI JOIN {{ run_partitions }} USING (date, platform)
+FROM {{ run_rows('int_brand_results') }}
 WHERE mentioned AND valid AND judge_sentiment IS NOT NULL AND lexicon_sentiment IS NOT NULL
 GROUP BY ALL

@@ -21,6 +21,5 @@ SELECT
     cites_own_domain,
     sentiment,
     sentiment_source
-FROM {{ ref('int_brand_results') }}
-SEMI JOIN {{ run_partitions }} USING (date, platform)
+FROM {{ run_rows('int_brand_results') }}
 WHERE mentioned

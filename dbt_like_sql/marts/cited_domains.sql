@@ -9,15 +9,14 @@
 -- tracked brands the citing answers name.
 WITH answers AS (
     SELECT date, platform, count(*) FILTER (WHERE valid) AS valid_answers
-    FROM {{ ref('stg_samples') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('stg_samples') }}
     GROUP BY ALL
 ),
 classified AS (
     SELECT request_key, date, platform, source, domain, domain_class, own_brand
     FROM {{ ref('stg_citations') }}
     SEMI JOIN {{ run_partitions }} USING (date, platform)
-    SEMI JOIN {{ ref('stg_samples') }} USING (request_key, date, platform)  -- not the canary prompts
+    SEMI JOIN {{ run_rows('stg_samples') }} USING (request_key, date, platform)  -- not the canary prompts
 ),
 named AS (
     SELECT request_key, list(brand ORDER BY brand) AS brands

@@ -21,6 +21,5 @@ SELECT
     costed_answers,
     currency,
     $run_id AS run_id
-FROM {{ ref('int_partition_requests') }}
-SEMI JOIN {{ run_partitions }} USING (date, platform)
+FROM {{ run_rows('int_partition_requests') }}
 WHERE answers IS NOT NULL

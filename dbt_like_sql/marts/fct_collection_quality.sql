@@ -23,8 +23,7 @@ replays AS (
 ),
 alerts AS (
     SELECT date, platform, count(*) AS alerts, max(stored_at) AS alerts_stored_at
-    FROM {{ ref('fct_visibility_alerts') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('fct_visibility_alerts') }}
     GROUP BY ALL
 )
 SELECT
@@ -48,6 +47,6 @@ SELECT
     date_part('epoch', al.alerts_stored_at - c.last_received_at) AS alert_latency_s,
     $run_id AS run_id
 FROM versions AS v
-LEFT JOIN {{ ref('int_partition_requests') }} AS c USING (date, platform)
+LEFT JOIN {{ run_rows('int_partition_requests') }} AS c USING (date, platform)
 LEFT JOIN replays AS rp USING (date, platform)
 LEFT JOIN alerts AS al USING (date, platform)

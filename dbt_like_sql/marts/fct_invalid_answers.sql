@@ -5,8 +5,7 @@
 -- stopped the prompt) and `truncated` (cut off at the length limit) come from collection.
 WITH counted AS (
     SELECT date, platform, coalesce(invalid_reason, 'valid') AS reason, count(*) AS answers
-    FROM {{ ref('stg_samples') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('stg_samples') }}
     GROUP BY ALL
 ),
 totals AS (

@@ -10,8 +10,7 @@ WITH daily AS (
     SELECT *, CAST(sum(mentioned_answers) OVER (PARTITION BY date, platform, category) AS BIGINT) AS category_mentions,
            sum(weighted_mentions) OVER (PARTITION BY date, platform, category) AS category_weighted_mentions,
            CASE WHEN weight_sq_sum > 0 THEN weight_sum * weight_sum / weight_sq_sum END AS effective_answers
-    FROM {{ ref('int_brand_daily') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('int_brand_daily') }}
 ),
 rated AS (  -- the weighted mention rate's interval (macros.sql), at the effective sample size
     SELECT *, wilson(weighted_mentions / weight_sum * effective_answers, effective_answers) AS weighted_mention
@@ -22,8 +21,7 @@ lineage AS (
            max(config_version) AS config_version,
            max(analyzer_version) AS analyzer_version,
            max(samples_run_id) AS samples_run_id
-    FROM {{ ref('stg_samples') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('stg_samples') }}
     GROUP BY date, platform
 )
 SELECT

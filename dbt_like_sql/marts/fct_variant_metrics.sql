@@ -15,8 +15,7 @@ WITH daily AS (
            count(*) FILTER (WHERE list_rank = 1) AS top1_answers,
            count(*) FILTER (WHERE recommended) AS recommended_answers,
            count(*) FILTER (WHERE mentioned AND sentiment = 'positive') AS positive_sentiment_answers
-    FROM {{ ref('int_brand_results') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('int_brand_results') }}
     GROUP BY ALL
 ),
 rated AS (

@@ -13,8 +13,7 @@
 -- platform's model changed under the analyzer).
 WITH mention_today AS (
     SELECT date, platform, category, brand AS subject, mentioned_answers AS x1, valid_answers AS n1
-    FROM {{ ref('fct_mention_metrics') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('fct_mention_metrics') }}
     WHERE valid_answers > 0
 ),
 mention_baseline AS (
@@ -27,8 +26,7 @@ mention_baseline AS (
 ),
 invalid_today AS (
     SELECT date, platform, reason, answers, sum(answers) OVER (PARTITION BY date, platform) AS total
-    FROM {{ ref('fct_invalid_answers') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('fct_invalid_answers') }}
 ),
 invalid_window AS (
     SELECT r.date, r.platform, i.reason, i.answers, i.date AS day
@@ -84,8 +82,7 @@ adjusted AS (
 ),
 model_days AS (
     SELECT date, platform, bool_or(flagged) AS model_changed
-    FROM {{ ref('fct_model_changes') }}
-    SEMI JOIN {{ run_partitions }} USING (date, platform)
+    FROM {{ run_rows('fct_model_changes') }}
     GROUP BY ALL
 ),
 changes AS (
@@ -139,6 +136,5 @@ SELECT
     $run_id AS run_id,
     true AS model_changed,
     'rule' AS fault_class
-FROM {{ ref('fct_model_changes') }}
-SEMI JOIN {{ run_partitions }} USING (date, platform)
+FROM {{ run_rows('fct_model_changes') }}
 WHERE flagged

@@ -5,7 +5,9 @@ A model is `dbt_like_sql/<layer>/<name>.sql`, plain DuckDB SQL whose header decl
 through `{{ ref('name') }}` (another model or a table written by a Python asset). An
 incremental model gets the partitions it builds through `{{ run_partitions }}`, a relation
 (date, platform) of every partition of the run, so that a backfill of 540 partitions runs
-the model once. Partition values are bound, never formatted into the text; so is `$run_id`. `<name>.yml` beside it holds its tests and a one-line description of
+the model once; `{{ run_rows('name') }}` is another model's rows of those partitions, which the
+runner computes once for every model of the step that reads them (or takes from the model
+built just before in the same step) instead of each reading them from the lake again. Partition values are bound, never formatted into the text; so is `$run_id`. `<name>.yml` beside it holds its tests and a one-line description of
 each output column. Adding a model is adding a file.
 
 The tables written by the Python assets are the sources, declared once in
@@ -35,6 +37,8 @@ WITH = re.compile(r"WITH\s", re.IGNORECASE)
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 REF = re.compile(r"\{\{\s*ref\(\s*'([^']*)'\s*\)\s*\}\}")
 RUN_PARTITIONS_REF = re.compile(r"\{\{\s*run_partitions\s*\}\}")
+RUN_ROWS = re.compile(r"\{\{\s*run_rows\(\s*'([^']*)'\s*\)\s*\}\}")
+RUN_ROWS_PREFIX = "run_rows_"  # the temporary table of a model's rows of the run's partitions
 # A share of the metric catalog (metrics.yml) as the columns of a select list: the rate alone, or
 # with its Wilson interval (NAME_low, NAME_high); a rate is defined there once, not in each model.
 SHARE = re.compile(r"\{\{\s*(share|share_with_interval)\(\s*'([^']*)'\s*\)\s*\}\}")
@@ -76,15 +80,25 @@ class Model:
     columns: dict[str, str] = field(default_factory=dict, hash=False)  # output column -> description
     sources: tuple[str, ...] = ()  # the source tables it reads, itself or through ephemeral models
     ephemerals: tuple[tuple[str, str], ...] = ()  # (name, compiled SQL) of the ephemeral models it reads
+    run_reads: tuple[str, ...] = ()  # the models it reads through {{ run_rows('name') }}
 
     @property
     def partitioned(self) -> bool:
         return self.kind == "incremental"
 
-    def compiled(self) -> str:
+    def compiled(self, run_rows_tables: bool = False) -> str:
         """The SQL with each ref replaced by the (validated) name it stands for, and the
-        ephemeral models it reads, in dependency order, as CTEs of those names."""
-        sql = REF.sub(lambda m: m.group(1), RUN_PARTITIONS_REF.sub(RUN_PARTITIONS, self.sql)).strip().rstrip(";")
+        ephemeral models it reads, in dependency order, as CTEs of those names. Each run_rows
+        is the model's rows filtered to the run's partitions, or, with `run_rows_tables`, the
+        temporary table (run_rows_table) the runner has filled with them."""
+        def run_rows(match: re.Match) -> str:
+            name = match.group(1)
+            if run_rows_tables:
+                return run_rows_table(name)
+            return "(SELECT * FROM " + name + " SEMI JOIN " + RUN_PARTITIONS + " USING (date, platform))"
+
+        sql = RUN_ROWS.sub(run_rows, self.sql)
+        sql = REF.sub(lambda m: m.group(1), RUN_PARTITIONS_REF.sub(RUN_PARTITIONS, sql)).strip().rstrip(";")
         if not self.ephemerals:
             return sql
         body = LEADING_COMMENTS.sub("", sql, count=1)
@@ -92,6 +106,11 @@ class Model:
         if WITH.match(body):
             return "WITH " + ctes + ", " + body[5:]
         return "WITH " + ctes + "\n" + body
+
+
+def run_rows_table(name: str) -> str:
+    """The temporary table of the (validated) model's rows of the run's partitions."""
+    return RUN_ROWS_PREFIX + name
 
 
 @dataclass(frozen=True)
@@ -226,22 +245,25 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
     grain = tuple(c.strip() for c in header.get("grain", "").split(",") if c.strip())
     if not grain:
         raise ModelError(f"{path}: header must declare '-- grain: column, ...'")
-    refs = tuple(dict.fromkeys(REF.findall(sql)))
+    run_reads = tuple(dict.fromkeys(RUN_ROWS.findall(sql)))
+    refs = tuple(dict.fromkeys(REF.findall(sql) + list(run_reads)))
     for ref in refs:
         if not NAME.match(ref):
             raise ModelError(f"{path}: ref('{ref}') is not a valid model name")
-    if "{{" in RUN_PARTITIONS_REF.sub("", REF.sub("", sql)):
-        raise ModelError(f"{path}: only {{{{ ref('name') }}}}, {{{{ run_partitions }}}}, {{{{ share('name') }}}} and"
-                         " {{ share_with_interval('name') }} may appear between double braces")
-    set_based = bool(RUN_PARTITIONS_REF.search(sql))
+    if "{{" in RUN_ROWS.sub("", RUN_PARTITIONS_REF.sub("", REF.sub("", sql))):
+        raise ModelError(f"{path}: only {{{{ ref('name') }}}}, {{{{ run_partitions }}}}, {{{{ run_rows('name') }}}},"
+                         " {{ share('name') }} and {{ share_with_interval('name') }} may appear between double braces")
+    set_based = bool(RUN_PARTITIONS_REF.search(sql) or run_reads)
     if kind == "incremental" and not set_based:
         raise ModelError(f"{path}: an incremental model must select its partitions through"
-                         " {{ run_partitions }} (SEMI JOIN {{ run_partitions }} USING (date, platform))")
+                         " {{ run_partitions }} (SEMI JOIN {{ run_partitions }} USING (date, platform))"
+                         " or {{ run_rows('name') }}")
     if "$date" in sql or "$platform" in sql:
         raise ModelError(f"{path}: a model gets no $date or $platform: an incremental one builds every"
                          " partition of the run at once, through {{ run_partitions }}")
     if kind != "incremental" and set_based:
-        raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}}")
+        raise ModelError(f"{path}: only an incremental model can read {{{{ run_partitions }}}} or"
+                         " {{ run_rows('name') }}")
     relative = path.relative_to(root)
     layer = relative.parts[0] if len(relative.parts) > 1 else "models"
     spec = _read_spec(path.with_suffix(".yml"))
@@ -250,7 +272,7 @@ def _read_model(root: Path, path: Path) -> tuple[Model, dict | str]:
     if kind == "ephemeral" and (tests or "$" in PARAMETER_FREE.sub("", sql)):
         raise ModelError(f"{path}: an ephemeral model has no table to test and takes no parameters:"
                          " test the models that read it")
-    return Model(name, path, layer, kind, grain, sql, refs, tests), spec.get("columns") or {}
+    return Model(name, path, layer, kind, grain, sql, refs, tests, run_reads=run_reads), spec.get("columns") or {}
 
 
 def _read_yaml(path: Path):

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import duckdb
 
 from visibility_assets.core.partitions import Partition
-from visibility_assets.measure.project import Model, ModelTest, SqlProject
+from visibility_assets.measure.project import Model, ModelTest, SqlProject, run_rows_table
 from visibility_assets.measure.sources import ensure_sources
 from visibility_assets.warehouse import schema_cache
 from visibility_assets.warehouse.db import (
@@ -77,6 +77,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
         fill_run_partitions(conn, partitions)  # once, but around a new model's history
+        run_rows = RunRows(conn, project, models, run_id)
         built = {}
         # The after-night view tests' bound: read once for all views (a query on the lake is not free).
         recent_since = recent_tests_since(conn) if any(
@@ -84,10 +85,12 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         for model in models:
             if model.kind == "incremental" and model.name in history:
                 fill_run_partitions(conn, history[model.name])
-                built[model.name] = build_partitions(conn, model, run_id)
+                run_rows.forget()  # what it holds is of the run's partitions
+                built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows)
                 fill_run_partitions(conn, partitions)
+                run_rows.forget()
             elif model.kind == "incremental" and partitions:
-                built[model.name] = build_partitions(conn, model, run_id)
+                built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows)
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
                 rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
                 recent = model.kind == "view" and model.name not in remade
@@ -191,14 +194,51 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
     return build_partitions(conn, model, run_id, table_ready)[0]
 
 
+class RunRows:
+    """The run's rows of the models that a step's models read through {{ run_rows('name') }}, as
+    temporary tables: each computed once for the step, or kept from the model the step has just
+    built (its built rows are those rows). A view over four lake tables was read by four models,
+    each read a catalog query per table and the same join again."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, project: SqlProject, models: Sequence[Model], run_id: str):
+        self.conn, self.project, self.run_id = conn, project, run_id
+        self.wanted = {name for model in models for name in model.run_reads}
+        self.ready: set[str] = set()
+
+    def provide(self, model: Model) -> None:
+        """The run's rows of every model `model` reads through run_rows, for RUN_PARTITIONS."""
+        for name in model.run_reads:
+            if name in self.ready:
+                continue
+            read = self.project.models.get(name)
+            relation = "(" + read.compiled() + ")" if read is not None and read.kind == "ephemeral" else name
+            sql = ("CREATE OR REPLACE TEMP TABLE " + run_rows_table(name) + " AS SELECT * FROM " + relation + " AS "
+                   + name + " SEMI JOIN " + RUN_PARTITIONS + " USING (date, platform)")
+            self.conn.execute(sql, bind(sql, {"run_id": self.run_id}))
+            self.ready.add(name)
+
+    def keep(self, model: Model) -> None:
+        """BUILT_ROWS, the model's rows just built, kept when a later model reads them."""
+        if model.name in self.wanted:
+            self.conn.execute("CREATE OR REPLACE TEMP TABLE " + run_rows_table(model.name) + " AS FROM " + BUILT_ROWS)
+            self.ready.add(model.name)
+
+    def forget(self) -> None:
+        """RUN_PARTITIONS changed: what is kept is of other partitions."""
+        self.ready.clear()
+
+
 def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
-                     table_ready: bool = True) -> tuple[int, dict[str, int]]:
+                     table_ready: bool = True, run_rows: RunRows | None = None) -> tuple[int, dict[str, int]]:
     """An incremental model's rows of the partitions in RUN_PARTITIONS (filled by the caller)
     replaced, and its tests' failing rows among them: the rows are built into a temporary table
     first, tested there and then inserted, so that the tests read no lake table (each read of
-    one costs a catalog query). Returns the rows written and each test's failing rows."""
+    one costs a catalog query). With `run_rows`, what it reads through run_rows comes from there.
+    Returns the rows written and each test's failing rows."""
     ensure_sources(conn, model.sources)
-    body = model.compiled()
+    if run_rows is not None:
+        run_rows.provide(model)
+    body = model.compiled(run_rows_tables=run_rows is not None)
     params = bind(body, {"run_id": run_id})
     if not table_ready:
         _create_or_widen(conn, model, body, params)
@@ -208,6 +248,8 @@ def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
     conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
     conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM " + BUILT_ROWS)
     rows = conn.execute("SELECT count(*) FROM " + BUILT_ROWS).fetchone()[0]
+    if run_rows is not None:
+        run_rows.keep(model)
     return rows, _failing_counts_of(conn, model, BUILT_ROWS)
 
 

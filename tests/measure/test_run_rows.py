@@ -1,0 +1,68 @@
+"""{{ run_rows('name') }}: a model's rows of the run's partitions, computed once for the models of
+a step that read them, or kept from the model the step has just built."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.measure.test_sql_models import ANSWERS, OneConnection
+from tests.sql_models_harness import DAY, RUN_ID, Warehouse, answers, copy_project, shipped_project
+from visibility_assets.core.partitions import Partition
+from visibility_assets.measure.project import ModelError, load_project
+from visibility_assets.measure.runner import materialize_models
+
+TODAY, YESTERDAY = Partition(DAY, "deepseek"), Partition(DAY - timedelta(days=1), "deepseek")
+MOVING = ("stored_at",)  # now() when the row was built
+
+
+def _lake_with(rows_by_day: dict[Partition, list]) -> Warehouse:
+    lake = Warehouse()
+    for partition, rows in rows_by_day.items():
+        answers(lake, rows, day=partition.date, platform=partition.platform)
+    lake.flush()
+    return lake
+
+
+def _incremental(project) -> list:
+    return [model for model in project.models.values() if model.kind == "incremental"]
+
+
+def test_a_step_builds_the_same_rows_as_each_model_reading_the_lake_on_its_own():
+    """Yesterday built first, then today's answers changed under a built lake: the step's models
+    read today's rows of the models it has just built, never yesterday's nor the old ones."""
+    project = shipped_project()
+    changed = [(True, None, False, {"A": (True, 1, True, False, "negative")})] * 4 + ANSWERS
+    step, alone = _lake_with({YESTERDAY: ANSWERS, TODAY: ANSWERS}), _lake_with({YESTERDAY: ANSWERS, TODAY: ANSWERS})
+    lake = OneConnection()
+    lake.conn = step.conn
+    materialize_models(lake, project, _incremental(project), [YESTERDAY, TODAY], RUN_ID)
+    alone.build_all([YESTERDAY, TODAY])
+    for warehouse in (step, alone):
+        warehouse.conn.execute("DELETE FROM cleaned_samples; DELETE FROM sample_brand_results")
+        answers(warehouse, ANSWERS, day=YESTERDAY.date)
+        answers(warehouse, changed, day=TODAY.date)
+        warehouse.flush()
+
+    built = materialize_models(lake, project, _incremental(project), [TODAY], RUN_ID)
+    alone.build_all([TODAY])
+    for model in _incremental(project):
+        assert step.rows(model.name, exclude=MOVING) == alone.rows(model.name, exclude=MOVING), model.name
+    assert built["fct_mention_metrics"].rows == len(alone.rows("fct_mention_metrics")) // 2
+
+
+def test_the_model_reads_run_rows_inline_unless_the_runner_has_made_their_table():
+    model = shipped_project().models["int_brand_daily"]
+    assert "run_rows" not in model.sql.replace("{{ run_rows('int_brand_results') }}", "")
+    assert "(SELECT * FROM int_brand_results SEMI JOIN run_partitions USING (date, platform))" in model.compiled()
+    assert "FROM run_rows_int_brand_results" in model.compiled(run_rows_tables=True)
+    assert model.run_reads == ("int_brand_results",) and "int_brand_results" in model.refs
+
+
+def test_only_an_incremental_model_reads_run_rows(tmp_path):
+    root = copy_project(tmp_path)
+    (root / "marts" / "fct_today.sql").write_text(
+        "-- kind: view\n-- grain: date, platform\nSELECT date, platform FROM {{ run_rows('stg_samples') }}\n")
+    with pytest.raises(ModelError, match=r"fct_today.sql: only an incremental model can read"):
+        load_project(root)
