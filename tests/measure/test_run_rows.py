@@ -11,6 +11,7 @@ from tests.measure.test_sql_models import ANSWERS, OneConnection
 from tests.sql_models_harness import DAY, RUN_ID, Warehouse, answers, copy_project, shipped_project
 from visibility_assets.core.partitions import Partition
 from visibility_assets.measure.project import ModelError, load_project
+from visibility_assets.measure import runner
 from visibility_assets.measure.runner import materialize_models
 
 TODAY, YESTERDAY = Partition(DAY, "deepseek"), Partition(DAY - timedelta(days=1), "deepseek")
@@ -29,9 +30,12 @@ def _incremental(project) -> list:
     return [model for model in project.models.values() if model.kind == "incremental"]
 
 
-def test_a_step_builds_the_same_rows_as_each_model_reading_the_lake_on_its_own():
+@pytest.mark.parametrize("held", [True, False], ids=["run rows held", "a long run's read inline"])
+def test_a_step_builds_the_same_rows_as_each_model_reading_the_lake_on_its_own(monkeypatch, held):
     """Yesterday built first, then today's answers changed under a built lake: the step's models
     read today's rows of the models it has just built, never yesterday's nor the old ones."""
+    if not held:
+        monkeypatch.setattr(runner, "RUN_ROWS_MAX_PARTITIONS", 0)
     project = shipped_project()
     changed = [(True, None, False, {"A": (True, 1, True, False, "negative")})] * 4 + ANSWERS
     step, alone = _lake_with({YESTERDAY: ANSWERS, TODAY: ANSWERS}), _lake_with({YESTERDAY: ANSWERS, TODAY: ANSWERS})
@@ -50,6 +54,9 @@ def test_a_step_builds_the_same_rows_as_each_model_reading_the_lake_on_its_own()
     for model in _incremental(project):
         assert step.rows(model.name, exclude=MOVING) == alone.rows(model.name, exclude=MOVING), model.name
     assert built["fct_mention_metrics"].rows == len(alone.rows("fct_mention_metrics")) // 2
+    held_tables = step.conn.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary"
+                                    " AND table_name LIKE 'run_rows_%'").fetchone()[0]
+    assert (held_tables > 0) == held
 
 
 def test_the_model_reads_run_rows_inline_unless_the_runner_has_made_their_table():

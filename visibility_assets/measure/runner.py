@@ -31,9 +31,10 @@ from visibility_assets.warehouse.db import (
 from visibility_assets.warehouse.tables import CLEANED_SAMPLES
 
 
-BUILT_ROWS = "built_rows"
+BUILT_ROWS = "built_rows"  # a temporary table: an incremental model's rows of the run, before they are written
+RUN_ROWS_MAX_PARTITIONS = 31  # a run of more reads {{ run_rows() }} inline (RunRows)
 # A view made before is tested after each night over its rows of this many days before its latest.
-RECENT_DAYS = 7  # a temporary table: an incremental model's rows of the run, before they are written
+RECENT_DAYS = 7
 
 
 class Warehouse(Protocol):
@@ -77,7 +78,9 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
         fill_run_partitions(conn, partitions)  # once, but around a new model's history
-        run_rows = RunRows(conn, project, models, run_id)
+        # A run of many partitions (a backfill) reads them inline: held whole, they would take
+        # hundreds of megabytes, and its few catalog queries are nothing next to its work.
+        run_rows = RunRows(conn, project, models, run_id) if len(partitions) <= RUN_ROWS_MAX_PARTITIONS else None
         built = {}
         # The after-night view tests' bound: read once for all views (a query on the lake is not free).
         recent_since = recent_tests_since(conn) if any(
@@ -85,10 +88,8 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         for model in models:
             if model.kind == "incremental" and model.name in history:
                 fill_run_partitions(conn, history[model.name])
-                run_rows.forget()  # what it holds is of the run's partitions
-                built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows)
+                built[model.name] = build_partitions(conn, model, run_id)  # all history: inline
                 fill_run_partitions(conn, partitions)
-                run_rows.forget()
             elif model.kind == "incremental" and partitions:
                 built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows)
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
@@ -222,10 +223,6 @@ class RunRows:
         if model.name in self.wanted:
             self.conn.execute("CREATE OR REPLACE TEMP TABLE " + run_rows_table(model.name) + " AS FROM " + BUILT_ROWS)
             self.ready.add(model.name)
-
-    def forget(self) -> None:
-        """RUN_PARTITIONS changed: what is kept is of other partitions."""
-        self.ready.clear()
 
 
 def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
