@@ -7,8 +7,10 @@ incremental model gets the partitions it builds through `{{ run_partitions }}`, 
 (date, platform) of every partition of the run, so that a backfill of 540 partitions runs
 the model once; `{{ run_rows('name') }}` is another model's rows of those partitions, which the
 runner computes once for every model of the step that reads them (or takes from the model
-built just before in the same step) instead of each reading them from the lake again. Partition values are bound, never formatted into the text; so is `$run_id`. `<name>.yml` beside it holds its tests and a one-line description of
-each output column. Adding a model is adding a file.
+built just before in the same step) instead of each reading them from the lake again.
+Partition values are bound, never formatted into the text; so is `$run_id`. `<name>.yml`
+beside it holds its tests and a one-line description of each output column. Adding a model is
+adding a file.
 
 The tables written by the Python assets are the sources, declared once in
 `staging/sources.yml` (each with the asset that writes it); only a staging model refs them.
