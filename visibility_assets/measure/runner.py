@@ -23,10 +23,12 @@ from visibility_assets.warehouse.db import (
     IN_RUN_PARTITIONS,
     RUN_PARTITIONS,
     bind,
+    delete_run_partitions,
     existing_tables,
     fill_run_partitions,
     has_tables,
     partition_by_month,
+    tables_holding,
 )
 from visibility_assets.warehouse.tables import CLEANED_SAMPLES
 
@@ -81,6 +83,8 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         # A run of many partitions (a backfill) reads them inline: held whole, they would take
         # hundreds of megabytes, and its few catalog queries are nothing next to its work.
         run_rows = RunRows(conn, project, models, run_id) if len(partitions) <= RUN_ROWS_MAX_PARTITIONS else None
+        holding = tables_holding(conn, [model.name for model in models
+                                        if model.kind == "incremental" and model.name not in history])
         built = {}
         # The after-night view tests' bound: read once for all views (a query on the lake is not free).
         recent_since = recent_tests_since(conn) if any(
@@ -91,7 +95,7 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
                 built[model.name] = build_partitions(conn, model, run_id)  # all history: inline
                 fill_run_partitions(conn, partitions)
             elif model.kind == "incremental" and partitions:
-                built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows)
+                built[model.name] = build_partitions(conn, model, run_id, run_rows=run_rows, holding=holding)
             else:  # a view is current already: ensure_views made or replaced it in the first transaction
                 rows = 0 if model.kind == "view" else build_model(conn, model, partitions, run_id)
                 recent = model.kind == "view" and model.name not in remade
@@ -226,11 +230,13 @@ class RunRows:
 
 
 def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
-                     table_ready: bool = True, run_rows: RunRows | None = None) -> tuple[int, dict[str, int]]:
+                     table_ready: bool = True, run_rows: RunRows | None = None,
+                     holding: set[str] | None = None) -> tuple[int, dict[str, int]]:
     """An incremental model's rows of the partitions in RUN_PARTITIONS (filled by the caller)
     replaced, and its tests' failing rows among them: the rows are built into a temporary table
     first, tested there and then inserted, so that the tests read no lake table (each read of
-    one costs a catalog query). With `run_rows`, what it reads through run_rows comes from there.
+    one costs a catalog query). With `run_rows`, what it reads through run_rows comes from there;
+    with `holding` (tables_holding), the old rows are deleted only where a file may hold some.
     Returns the rows written and each test's failing rows."""
     ensure_sources(conn, model.sources)
     if run_rows is not None:
@@ -242,7 +248,7 @@ def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
     # One statement for the whole run; rows outside the run's partitions are not its to write.
     conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") SEMI JOIN "
                  + RUN_PARTITIONS + " USING (date, platform)", params)
-    conn.execute("DELETE FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
+    delete_run_partitions(conn, model.name, holding)
     conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM " + BUILT_ROWS)
     rows = conn.execute("SELECT count(*) FROM " + BUILT_ROWS).fetchone()[0]
     if run_rows is not None:

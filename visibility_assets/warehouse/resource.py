@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date as Day
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,7 +19,14 @@ import pyarrow as pa
 from dagster import ConfigurableResource, EnvVar
 
 from visibility_assets.core.partitions import Partition
-from visibility_assets.warehouse.db import IN_RUN_PARTITIONS, bind, ensure_table, fill_run_partitions, insert_batch
+from visibility_assets.warehouse.db import (
+    bind,
+    delete_run_partitions,
+    ensure_table,
+    fill_run_partitions,
+    insert_batch,
+    tables_holding,
+)
 from visibility_assets.warehouse.lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
 from visibility_assets.warehouse.tables import (
     CLEANED_TABLES,
@@ -36,10 +44,8 @@ T = TypeVar("T")
 
 # Publishing a partition: its rows in the three collection tables are replaced by the journal's,
 # each table taking the columns it has. One answer per request key, whatever the journal holds.
+PUBLISHED_TABLES = (RAW_AI_RESPONSES, COLLECTION_REQUESTS, HTTP_ATTEMPTS)
 PUBLISH_COLLECTION = (
-    "DELETE FROM raw_ai_responses WHERE date = $date AND platform = $platform",
-    "DELETE FROM collection_requests WHERE date = $date AND platform = $platform",
-    "DELETE FROM http_attempts WHERE date = $date AND platform = $platform",
     """INSERT INTO raw_ai_responses BY NAME
        SELECT COLUMNS(lambda c: list_contains($raw_columns, c))
        FROM journal_answers JOIN journal_requests USING (request_key, date, platform)
@@ -117,7 +123,11 @@ class WarehouseResource(ConfigurableResource):
         def work(conn: duckdb.DuckDBPyConnection) -> tuple[int, int]:
             for table in COLLECTION_TABLES + JOURNAL_TABLES + (COLLECTION_RUNS,):
                 ensure_table(conn, table)
+            fill_run_partitions(conn, [Partition(Day.fromisoformat(date), platform)])
+            holding = tables_holding(conn, [table.name for table in PUBLISHED_TABLES])
             insert_batch(conn, COLLECTION_RUNS, COLLECTION_RUNS.from_dicts([run_row]))
+            for table in PUBLISHED_TABLES:
+                delete_run_partitions(conn, table.name, holding)
             execute_script(conn, PUBLISH_COLLECTION, {
                 "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
                 "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
@@ -137,9 +147,10 @@ class WarehouseResource(ConfigurableResource):
 
         def work(conn: duckdb.DuckDBPyConnection) -> None:
             fill_run_partitions(conn, partitions)
+            holding = tables_holding(conn, list(tables))
             for name, table in tables.items():
                 ensure_table(conn, TABLES[name])
-                conn.execute("DELETE FROM " + name + " WHERE " + IN_RUN_PARTITIONS).fetchall()
+                delete_run_partitions(conn, name, holding)
                 insert_batch(conn, TABLES[name], table)
 
         return self.write(work)[1]
