@@ -22,8 +22,9 @@ import duckdb
 import pyarrow as pa
 
 from visibility_assets.core.partitions import Partition
+from visibility_assets.measure.model_tests import failing_rows
 from visibility_assets.measure.project import PROJECT_DIR, SqlProject, load_project
-from visibility_assets.measure.runner import build_model, create_macros, failing_rows
+from visibility_assets.measure.runner import build_model, create_macros
 from visibility_assets.warehouse.db import ensure_table, insert_batch
 from visibility_assets.warehouse.tables import TABLES
 

@@ -10,8 +10,8 @@ import pytest
 from tests.measure.test_sql_models import ANSWERS, OneConnection
 from tests.sql_models_harness import DAY, RUN_ID, Warehouse, answers, copy_project, shipped_project
 from visibility_assets.core.partitions import Partition
-from visibility_assets.measure.project import ModelError, load_project
 from visibility_assets.measure import runner
+from visibility_assets.measure.project import ModelError, load_project
 from visibility_assets.measure.runner import materialize_models
 
 TODAY, YESTERDAY = Partition(DAY, "deepseek"), Partition(DAY - timedelta(days=1), "deepseek")
@@ -73,3 +73,60 @@ def test_only_an_incremental_model_reads_run_rows(tmp_path):
         "-- kind: view\n-- grain: date, platform\nSELECT date, platform FROM {{ run_rows('stg_samples') }}\n")
     with pytest.raises(ModelError, match=r"fct_today.sql: only an incremental model can read"):
         load_project(root)
+
+
+class RecordingConnection(OneConnection):
+    """OneConnection that notes the temporary tables its read transactions leave."""
+
+    def __init__(self):
+        super().__init__()
+        self.staged_tables: set[str] = set()
+
+    def read(self, work):
+        result = super().read(work)
+        self.staged_tables |= {name for (name,) in self.conn.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+        return result
+
+
+def _jump_lake(lake: Warehouse | None = None, before: int = 2) -> tuple[Warehouse, list[Partition]]:
+    """Brand A named in `before` of 10 answers on four days, then in 9 of 10 (tests/measure/test_sql_models.py)."""
+    from tests.measure.test_sql_models import days_of, jump_days
+
+    lake = lake or Warehouse()
+    run = days_of(lake, jump_days(before=before))
+    lake.flush()
+    return lake, run
+
+
+@pytest.mark.parametrize("staged", [True, False], ids=["built before the write", "built in the write"])
+def test_a_run_of_several_days_alerts_on_its_last_day_against_its_earlier_days(monkeypatch, staged):
+    """A run of five days rebuilt after their answers changed (a backfill): the last day's alert
+    reads its baseline from the four days before, rebuilt by the same step. Built before the
+    write, each model reads an earlier model's table as it will be once written, never its old
+    rows of the run; the write then only stores what was built."""
+    if not staged:
+        monkeypatch.setattr(runner, "RUN_ROWS_MAX_PARTITIONS", 0)
+    project = shipped_project()
+    lake, run = _jump_lake(before=9)  # no jump: no alert
+    recording = RecordingConnection()
+    recording.conn = lake.conn
+    materialize_models(recording, project, _incremental(project), run, RUN_ID)  # the tables made
+    lake.conn.execute("DELETE FROM cleaned_samples; DELETE FROM sample_brand_results")
+    _jump_lake(lake)
+    recording.staged_tables.clear()
+    built = materialize_models(recording, project, _incremental(project), run, RUN_ID)
+    alone, _ = _jump_lake()
+    alone.build_all(run)
+
+    alerts = lake.rows("fct_visibility_alerts", exclude=MOVING + ("run_id",))
+    assert [(a["date"], a["kind"], a["subject"], a["baseline_days"]) for a in alerts] == [
+        (DAY, "mention_rate", "A", 4)]
+    moving = MOVING + ("alert_latency_s",)  # from the alert's stored_at
+    for model in _incremental(project):
+        assert lake.rows(model.name, exclude=moving) == alone.rows(model.name, exclude=moving), model.name
+    assert built["fct_visibility_alerts"].rows == 1
+    incremental = {"run_rows_" + model.name for model in _incremental(project)}
+    assert (incremental <= recording.staged_tables) == staged
+    views_left = lake.conn.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchone()[0]
+    assert views_left == 0  # the step's stand-ins for its models' tables are gone

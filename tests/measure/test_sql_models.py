@@ -1046,6 +1046,12 @@ class OneConnection:
         self.conn.execute("COMMIT")
         return result, None
 
+    def read(self, work):
+        self.conn.execute("BEGIN")
+        result = work(self.conn)
+        self.conn.execute("COMMIT")
+        return result
+
 
 def test_many_models_build_in_two_transactions_and_a_changed_view_is_replaced_where_it_is_read(tmp_path):
     from visibility_assets.measure.runner import materialize_models, view_definitions
@@ -1078,7 +1084,8 @@ def test_a_view_is_tested_over_all_its_rows_when_made_then_over_its_last_days_af
     rows when the view is made, then only the days before its latest that a night can change."""
     from datetime import timedelta
 
-    from visibility_assets.measure.runner import RECENT_DAYS, materialize_models
+    from visibility_assets.measure.model_tests import RECENT_DAYS
+    from visibility_assets.measure.runner import materialize_models
 
     lake = OneConnection()
     table = TABLES["cleaned_samples"]

@@ -10,18 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import duckdb
 
 from visibility_assets.core.partitions import Partition
-from visibility_assets.measure.project import Model, ModelTest, SqlProject, run_rows_table
+from visibility_assets.measure.model_tests import failing_counts, recent_tests_since
+from visibility_assets.measure.project import Model, SqlProject
 from visibility_assets.measure.sources import ensure_sources
+from visibility_assets.measure.step_rows import BUILT_ROWS, RunRows, StagedRows, build_rows, stage_models, write_staged
 from visibility_assets.warehouse import schema_cache
 from visibility_assets.warehouse.db import (
-    IN_RUN_PARTITIONS,
-    RUN_PARTITIONS,
     bind,
     delete_run_partitions,
     existing_tables,
@@ -30,18 +29,17 @@ from visibility_assets.warehouse.db import (
     partition_by_month,
     tables_holding,
 )
-from visibility_assets.warehouse.tables import CLEANED_SAMPLES
 
-
-BUILT_ROWS = "built_rows"  # a temporary table: an incremental model's rows of the run, before they are written
-RUN_ROWS_MAX_PARTITIONS = 31  # a run of more reads {{ run_rows() }} inline (RunRows)
-# A view made before is tested after each night over its rows of this many days before its latest.
-RECENT_DAYS = 7
+T = TypeVar("T")
+RUN_ROWS_MAX_PARTITIONS = 31  # a run of more reads {{ run_rows() }} inline (RunRows) and is not staged
 
 
 class Warehouse(Protocol):
     def write(self, work: Callable[[duckdb.DuckDBPyConnection], Any]) -> tuple[Any, int | None]:
         """`work` in one transaction; its result and the snapshot the commit made."""
+
+    def read(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """`work` in one read transaction, outside the writers' turn; its result."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,10 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
     """What the model assets do, for any number of models (in dependency order) in two
     transactions: the views they read made where missing or changed and their tables made
     ready (created, or given the columns their SQL added), committed first so that the build
-    can fill them; then every model built and tested. Raises UpstreamMissing when a table
-    one reads was never built and is not among them."""
+    can fill them; then every model built and tested. A short run of incremental models builds
+    and tests them before the second transaction, outside the writers' turn, which then only
+    writes them (step_rows.stage_models). Raises UpstreamMissing when a table one reads was
+    never built and is not among them."""
     definitions = view_definition_ids(project)
     remade: set[str] = set()  # views (re)made by this call: their tests read all their rows
     history: dict[str, list[Partition]] = {}  # models whose table this call made: all their partitions
@@ -70,12 +70,18 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         pending = ensure_views(conn, project, run_id, definitions)  # those the models read
         for model in models:
             refuse_missing_tables(conn, project, model)
+            ensure_sources(conn, model.sources)  # here: a staged build reads, and cannot create them
             if pending:  # views over a table an earlier model of the step has just made
                 pending = ensure_views(conn, project, run_id, definitions)
             if prepare_table(conn, model, partitions, run_id) == CREATED:
                 history[model.name] = source_partitions(conn, project, model, partitions)
         if pending:  # and those over the tables just made
             ensure_views(conn, project, run_id, definitions)
+
+    def stage(conn: duckdb.DuckDBPyConnection) -> dict[str, StagedRows]:
+        create_macros(conn, project)
+        fill_run_partitions(conn, partitions)
+        return stage_models(conn, project, models, run_id)
 
     def build(conn: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, dict[str, int]]]:
         create_macros(conn, project)
@@ -90,7 +96,9 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         recent_since = recent_tests_since(conn) if any(
             model.kind == "view" and model.name not in remade for model in models) else None
         for model in models:
-            if model.kind == "incremental" and model.name in history:
+            if model.name in staged:
+                built[model.name] = write_staged(conn, model, staged[model.name], holding)
+            elif model.kind == "incremental" and model.name in history:
                 fill_run_partitions(conn, history[model.name])
                 built[model.name] = build_partitions(conn, model, run_id)  # all history: inline
                 fill_run_partitions(conn, partitions)
@@ -103,6 +111,11 @@ def materialize_models(warehouse: Warehouse, project: SqlProject, models: Sequen
         return built
 
     warehouse.write(prepare)
+    # Staged: a short run whose models all build from tables made before it (a model's first
+    # build reads all history, and a view or table is made in the write).
+    stageable = (partitions and len(partitions) <= RUN_ROWS_MAX_PARTITIONS and not history
+                 and all(model.kind == "incremental" for model in models))
+    staged = warehouse.read(stage) if stageable else {}
     built, snapshot = warehouse.write(build)
     return {name: ModelBuild(rows, failing, snapshot) for name, (rows, failing) in built.items()}
 
@@ -199,61 +212,21 @@ def build_model(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Seque
     return build_partitions(conn, model, run_id, table_ready)[0]
 
 
-class RunRows:
-    """The run's rows of the models that a step's models read through {{ run_rows('name') }}, as
-    temporary tables: each computed once for the step, or kept from the model the step has just
-    built (its built rows are those rows). A view over four lake tables was read by four models,
-    each read a catalog query per table and the same join again."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, project: SqlProject, models: Sequence[Model], run_id: str):
-        self.conn, self.project, self.run_id = conn, project, run_id
-        self.wanted = {name for model in models for name in model.run_reads}
-        self.ready: set[str] = set()
-
-    def provide(self, model: Model) -> None:
-        """The run's rows of every model `model` reads through run_rows, for RUN_PARTITIONS."""
-        for name in model.run_reads:
-            if name in self.ready:
-                continue
-            read = self.project.models.get(name)
-            relation = "(" + read.compiled() + ")" if read is not None and read.kind == "ephemeral" else name
-            sql = ("CREATE OR REPLACE TEMP TABLE " + run_rows_table(name) + " AS SELECT * FROM " + relation + " AS "
-                   + name + " SEMI JOIN " + RUN_PARTITIONS + " USING (date, platform)")
-            self.conn.execute(sql, bind(sql, {"run_id": self.run_id}))
-            self.ready.add(name)
-
-    def keep(self, model: Model) -> None:
-        """BUILT_ROWS, the model's rows just built, kept when a later model reads them."""
-        if model.name in self.wanted:
-            self.conn.execute("CREATE OR REPLACE TEMP TABLE " + run_rows_table(model.name) + " AS FROM " + BUILT_ROWS)
-            self.ready.add(model.name)
-
-
 def build_partitions(conn: duckdb.DuckDBPyConnection, model: Model, run_id: str,
                      table_ready: bool = True, run_rows: RunRows | None = None,
                      holding: set[str] | None = None) -> tuple[int, dict[str, int]]:
     """An incremental model's rows of the partitions in RUN_PARTITIONS (filled by the caller)
-    replaced, and its tests' failing rows among them: the rows are built into a temporary table
-    first, tested there and then inserted, so that the tests read no lake table (each read of
-    one costs a catalog query). With `run_rows`, what it reads through run_rows comes from there;
-    with `holding` (tables_holding), the old rows are deleted only where a file may hold some.
-    Returns the rows written and each test's failing rows."""
+    replaced, and its tests' failing rows among them (step_rows.build_rows). With `holding`
+    (tables_holding), the old rows are deleted only where a file may hold some. Returns the rows
+    written and each test's failing rows."""
     ensure_sources(conn, model.sources)
-    if run_rows is not None:
-        run_rows.provide(model)
-    body = model.compiled(run_rows_tables=run_rows is not None)
-    params = bind(body, {"run_id": run_id})
     if not table_ready:
-        _create_or_widen(conn, model, body, params)
-    # One statement for the whole run; rows outside the run's partitions are not its to write.
-    conn.execute("CREATE OR REPLACE TEMP TABLE " + BUILT_ROWS + " AS SELECT * FROM (" + body + ") SEMI JOIN "
-                 + RUN_PARTITIONS + " USING (date, platform)", params)
+        body = model.compiled()
+        _create_or_widen(conn, model, body, bind(body, {"run_id": run_id}))
+    rows, failing = build_rows(conn, model, run_id, run_rows)
     delete_run_partitions(conn, model.name, holding)
     conn.execute("INSERT INTO " + model.name + " BY NAME SELECT * FROM " + BUILT_ROWS)
-    rows = conn.execute("SELECT count(*) FROM " + BUILT_ROWS).fetchone()[0]
-    if run_rows is not None:
-        run_rows.keep(model)
-    return rows, _failing_counts_of(conn, model, BUILT_ROWS)
+    return rows, failing
 
 
 CREATED, WIDENED = "created", "widened"
@@ -331,81 +304,3 @@ def _append_new_columns(conn: duckdb.DuckDBPyConnection, model: Model, body: str
             conn.execute("ALTER TABLE " + model.name + ' ADD COLUMN "' + name.replace('"', '""') + '" ' + column_type)
             added = True
     return added
-
-
-def failing_rows(conn: duckdb.DuckDBPyConnection, model: Model, test: ModelTest,
-                 partitions: Sequence[Partition] | None = None) -> int:
-    """How many rows (or groups, for unique) break the test, within the partitions if given."""
-    sql, params = _test_query(test, _tested_rows(conn, model, partitions), "values")
-    return conn.execute(sql, bind(sql, params)).fetchone()[0]
-
-
-def failing_counts(conn: duckdb.DuckDBPyConnection, model: Model,
-                   partitions: Sequence[Partition] | None = None, recent_since: date | None = None) -> dict[str, int]:
-    """failing_rows of every test of the model in one statement that reads its rows once: a
-    query on the lake costs ~15 ms before it reads anything, and the models have ~50 tests.
-    `recent_since`, for a view made before: only its rows from that day on (see recent_rows)."""
-    relation, params = recent_rows(conn, model, recent_since) if recent_since else (None, {})
-    return _failing_counts_of(conn, model, relation or _tested_rows(conn, model, partitions), params)
-
-
-def recent_tests_since(conn: duckdb.DuckDBPyConnection) -> date | None:
-    """RECENT_DAYS days before the newest cleaned sample's day: where the after-night view tests
-    start. None when nothing was cleaned."""
-    if not has_tables(conn, CLEANED_SAMPLES.name):
-        return None
-    newest = conn.execute("SELECT max(date) FROM " + CLEANED_SAMPLES.name).fetchone()[0]
-    return newest - timedelta(days=RECENT_DAYS) if newest else None
-
-
-def recent_rows(conn: duckdb.DuckDBPyConnection, model: Model, since: date) -> tuple[str | None, dict]:
-    """A view's rows from `since` on (by its `date`, or the weeks that start from then, by its
-    `week`) and the parameter that bounds them; None when it has neither column. A view is only a
-    definition: tested over all its rows when it is made, and after each night over the days that
-    night can have changed, where all history grew the after-night run with every night (the
-    incremental models it reads test each partition as it is built). The bound is a parameter,
-    known when DuckDB plans the statement, so the view's readings of its tables skip the other
-    days' files; the view's own newest day would have had it computed over all history first."""
-    columns = {row[0] for row in conn.execute("DESCRIBE SELECT * FROM " + model.name).fetchall()}
-    column = next((name for name in ("date", "week") if name in columns), None)
-    if column is None:
-        return None, {}
-    bound = "$recent_since" if column == "date" else "date_trunc('week', $recent_since)"
-    return "(SELECT * FROM " + model.name + " WHERE " + column + " >= " + bound + ")", {"recent_since": since}
-
-
-def _failing_counts_of(conn: duckdb.DuckDBPyConnection, model: Model, relation: str,
-                       params: dict | None = None) -> dict[str, int]:
-    if not model.tests:
-        return {}
-    counts, params = [], dict(params or {})
-    for index, test in enumerate(model.tests):
-        sql, values = _test_query(test, "tested", f"values_{index}")
-        counts.append("(" + sql + ")")
-        params.update(values)
-    sql = ("WITH tested AS MATERIALIZED (SELECT * FROM " + relation + ") SELECT "
-           + ", ".join(counts))
-    row = conn.execute(sql, bind(sql, params)).fetchone()
-    return {test.name: count for test, count in zip(model.tests, row)}
-
-
-def _tested_rows(conn: duckdb.DuckDBPyConnection, model: Model, partitions: Sequence[Partition] | None) -> str:
-    if partitions is not None and model.partitioned:
-        fill_run_partitions(conn, partitions)
-        return "(SELECT * FROM " + model.name + " WHERE " + IN_RUN_PARTITIONS + ")"
-    return model.name
-
-
-def _test_query(test: ModelTest, relation: str, values_name: str) -> tuple[str, dict]:
-    """The count of rows (groups, for unique) of `relation` that break the test, and its parameters."""
-    if test.kind == "not_null":
-        return "SELECT count(*) FROM " + relation + " WHERE " + " OR ".join(c + " IS NULL" for c in test.columns), {}
-    if test.kind == "unique":
-        columns = ", ".join(test.columns)
-        return ("SELECT count(*) FROM (SELECT " + columns + " FROM " + relation + " GROUP BY " + columns
-                + " HAVING count(*) > 1)"), {}
-    if test.kind == "accepted_values":
-        column = test.columns[0]
-        return ("SELECT count(*) FROM " + relation + " WHERE " + column + " IS NOT NULL AND NOT list_contains($"
-                + values_name + ", " + column + ")"), {values_name: list(test.values)}
-    return "SELECT count(*) FROM " + relation + " WHERE NOT coalesce((" + test.expression + "), false)", {}

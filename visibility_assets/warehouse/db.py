@@ -161,9 +161,14 @@ def table_fact(table: Table) -> str:
 def insert_batch(conn: duckdb.DuckDBPyConnection, table: Table, batch) -> None:
     """Append an Arrow table of the table's columns: DuckDB ingests Arrow in bulk (executemany
     goes row by row, ~50x slower)."""
+    insert_arrow(conn, table.name, batch)
+
+
+def insert_arrow(conn: duckdb.DuckDBPyConnection, table: str, batch) -> None:
+    """Append an Arrow table to the (validated) table, its columns matched by name."""
     if batch.num_rows:
         conn.register("insert_batch", batch)
-        conn.execute("INSERT INTO " + table.name + " BY NAME SELECT * FROM insert_batch")
+        conn.execute("INSERT INTO " + table + " BY NAME SELECT * FROM insert_batch")
         conn.unregister("insert_batch")
 
 

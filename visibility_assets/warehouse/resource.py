@@ -27,7 +27,14 @@ from visibility_assets.warehouse.db import (
     insert_batch,
     tables_holding,
 )
-from visibility_assets.warehouse.lake import S3_KEY_ENV, S3_SECRET_ENV, LakeSettings, reading, write_with_retry
+from visibility_assets.warehouse.lake import (
+    S3_KEY_ENV,
+    S3_SECRET_ENV,
+    LakeSettings,
+    one_snapshot,
+    reading,
+    write_with_retry,
+)
 from visibility_assets.warehouse.tables import (
     CLEANED_TABLES,
     COLLECTION_REQUESTS,
@@ -111,6 +118,12 @@ class WarehouseResource(ConfigurableResource):
     def write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> tuple[T, int | None]:
         """`work` in one transaction, started over on a commit conflict; its result and snapshot."""
         return write_with_retry(self.settings(), work)
+
+    def read(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """`work` in one read transaction on a read-only connection, outside the writers' turn:
+        what a writer computes from the lake before it takes its turn to write."""
+        with self.read_only() as conn, one_snapshot(conn):
+            return work(conn)
 
     def exists(self) -> bool:
         """Whether the embedded catalog has been created (a PostgreSQL one is assumed to be)."""
