@@ -24,6 +24,7 @@ from visibility_assets.warehouse.db import (
     delete_run_partitions,
     ensure_table,
     fill_run_partitions,
+    has_tables,
     insert_batch,
     tables_holding,
 )
@@ -51,29 +52,23 @@ T = TypeVar("T")
 
 # Publishing a partition: its rows in the three collection tables are replaced by the journal's,
 # each table taking the columns it has. One answer per request key, whatever the journal holds.
+# The journal's rows are read before the writers' turn (only the partition's collector writes
+# them, and it has finished): the turn then only deletes and inserts.
 PUBLISHED_TABLES = (RAW_AI_RESPONSES, COLLECTION_REQUESTS, HTTP_ATTEMPTS)
-PUBLISH_COLLECTION = (
-    """INSERT INTO raw_ai_responses BY NAME
-       SELECT COLUMNS(lambda c: list_contains($raw_columns, c))
+JOURNAL_ROWS = (
+    """SELECT COLUMNS(lambda c: list_contains($raw_columns, c))
        FROM journal_answers JOIN journal_requests USING (request_key, date, platform)
        WHERE date = $date AND platform = $platform
        QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY received_at) = 1""",
-    """INSERT INTO collection_requests BY NAME
-       SELECT COLUMNS(lambda c: list_contains($request_columns, c)) FROM journal_requests
+    """SELECT COLUMNS(lambda c: list_contains($request_columns, c)) FROM journal_requests
        WHERE date = $date AND platform = $platform""",
-    """INSERT INTO http_attempts BY NAME
-       SELECT COLUMNS(lambda c: list_contains($attempt_columns, c)) FROM journal_attempts
+    """SELECT COLUMNS(lambda c: list_contains($attempt_columns, c)) FROM journal_attempts
        WHERE date = $date AND platform = $platform""",
-)
+)  # one per PUBLISHED_TABLES
+
 
 # Tables written partition by partition (date x platform) through replace_partitions.
 PARTITIONED_TABLES = frozenset(table.name for table in CLEANED_TABLES + JUDGE_TABLES)
-
-
-def execute_script(conn: duckdb.DuckDBPyConnection, statements, params: dict | None = None) -> None:
-    """Run statements in order, each with only the named parameters it uses."""
-    for statement in statements:
-        conn.execute(statement, bind(statement, params or {}))
 
 
 @dataclass(frozen=True)
@@ -133,23 +128,30 @@ class WarehouseResource(ConfigurableResource):
     def publish_collection(self, date: str, platform: str, planned_keys: list[str], run_row: dict) -> Published:
         """Replace the partition's collection rows with its journal's and append the run's row of
         collection_runs (a dict of its columns)."""
-        def work(conn: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        params = {"date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
+                  "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns}
+
+        def journal_rows(conn: duckdb.DuckDBPyConnection) -> list[pa.Table]:
+            if not has_tables(conn, *(table.name for table in JOURNAL_TABLES)):
+                return [table.batch([]) for table in PUBLISHED_TABLES]  # a partition never collected
+            return [conn.execute(sql, bind(sql, params)).fetch_arrow_table() for sql in JOURNAL_ROWS]
+
+        published = self.read(journal_rows)
+
+        def work(conn: duckdb.DuckDBPyConnection) -> None:
             for table in COLLECTION_TABLES + JOURNAL_TABLES + (COLLECTION_RUNS,):
                 ensure_table(conn, table)
             fill_run_partitions(conn, [Partition(Day.fromisoformat(date), platform)])
             holding = tables_holding(conn, [table.name for table in PUBLISHED_TABLES])
             insert_batch(conn, COLLECTION_RUNS, COLLECTION_RUNS.from_dicts([run_row]))
-            for table in PUBLISHED_TABLES:
+            for table, rows in zip(PUBLISHED_TABLES, published):
                 delete_run_partitions(conn, table.name, holding)
-            execute_script(conn, PUBLISH_COLLECTION, {
-                "date": date, "platform": platform, "raw_columns": RAW_AI_RESPONSES.columns,
-                "request_columns": COLLECTION_REQUESTS.columns, "attempt_columns": HTTP_ATTEMPTS.columns})
-            return conn.execute("SELECT count(*), count(*) FILTER (list_contains($keys, request_key))"
-                                " FROM raw_ai_responses WHERE date = $date AND platform = $platform",
-                                {"date": date, "platform": platform, "keys": planned_keys}).fetchone()
+                insert_batch(conn, table, rows)
 
-        (answers, planned_answers), snapshot = self.write(work)
-        return Published(answers, planned_answers, snapshot)
+        _, snapshot = self.write(work)
+        answers = published[0].column("request_key").to_pylist()
+        planned = set(planned_keys)
+        return Published(len(answers), sum(key in planned for key in answers), snapshot)
 
     def replace_partitions(self, tables: dict[str, pa.Table], partitions: Sequence[Partition]) -> int | None:
         """Delete the partitions' rows from each table, then insert the new ones, atomically;
