@@ -31,6 +31,7 @@ from visibility_assets.core.interrupts import handling_stop_signals
 from visibility_assets.operate.failed_runs import classify_failed_run
 from visibility_assets.operate.instance.command_runs import end_as_failed, reap_dead_runs
 from visibility_assets.partition_run import PartitionRun, materialization_metadata, run_job
+from visibility_assets.warehouse.lake import THREADS_ENV
 from visibility_assets.worker_server import worker_processes
 
 # How long a run told to stop may take to store what it has and end, before the command gives up on it.
@@ -81,8 +82,8 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
     reap_dead_runs(instance)  # runs an earlier command left behind when it died hold slots still
     # The workers fork from a server that started before this call's environment was set (the
     # simulators' addresses, DAGSTER_HOME): each takes the caller's environment and directory.
-    request = {"config_dir": str(config_dir), "run_config": run_config, "environment": dict(os.environ),
-               "cwd": os.getcwd()}
+    request = {"config_dir": str(config_dir), "run_config": run_config, "cwd": os.getcwd(),
+               "environment": {**worker_threads(parallel, len(keys)), **os.environ}}
     live = _LiveWorkers()
     try:
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
@@ -102,6 +103,13 @@ def materialize_partitions(config_dir: Path, keys: list[tuple[str, str]], parall
             return [f.result() for f in futures]
     finally:
         live.ended()
+
+
+def worker_threads(parallel: int, runs: int) -> dict[str, str]:
+    """Each worker's DuckDB threads: its share of the machine's cores among the runs side by
+    side (warehouse/lake.py threads_setting); a user's VISIBILITY_DUCKDB_THREADS wins."""
+    side_by_side = max(1, min(parallel, runs))
+    return {THREADS_ENV: str(max(1, (os.cpu_count() or 1) // side_by_side))}
 
 
 class _LiveWorkers:

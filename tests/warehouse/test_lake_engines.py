@@ -98,3 +98,27 @@ def test_a_sealed_reader_loads_nothing_more_whatever_its_query_says(tmp_path, st
         assert conn.execute("SELECT v FROM mark").fetchall() == [(1,)]
     finally:
         conn.close()
+
+
+def test_a_process_told_its_share_of_the_cores_opens_its_duckdbs_with_that_many_threads(tmp_path, monkeypatch):
+    from visibility_assets.runs import worker_threads
+
+    # Six runs side by side on this machine share its cores; one run alone has them all.
+    cores = lake.os.cpu_count() or 1
+    assert worker_threads(parallel=6, runs=6) == {lake.THREADS_ENV: str(max(1, cores // 6))}
+    assert worker_threads(parallel=6, runs=1) == {lake.THREADS_ENV: str(cores)}
+    monkeypatch.setenv(lake.THREADS_ENV, "1")
+    settings = LakeSettings.from_env(tmp_path / "home")
+    _write(settings, 1)
+    lake.discard_engine(settings)  # this test's engines, opened afresh with the setting
+    with reading(settings) as conn:
+        assert conn.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+    assert write_with_retry(settings, lambda conn: conn.execute("SELECT current_setting('threads')").fetchone()[0],
+                            snapshot=False)[0] == 1
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_thread_count_that_is_not_a_whole_number_is_refused_naming_the_setting(tmp_path, monkeypatch, value):
+    monkeypatch.setenv(lake.THREADS_ENV, value)
+    with pytest.raises(lake.WarehouseSettingError, match=f"{lake.THREADS_ENV}='{value}'"):
+        lake.threads_setting()
