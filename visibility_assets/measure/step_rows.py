@@ -99,8 +99,8 @@ def stage_models(conn: duckdb.DuckDBPyConnection, project: SqlProject, models: S
             table = run_rows_table(model.name)
             _, failing = build_rows(conn, model, run_id, run_rows, into=table)
             lake_table = ".".join('"' + part.replace('"', '""') + '"' for part in (*database, model.name))
-            conn.execute("CREATE OR REPLACE TEMP VIEW " + model.name + " AS SELECT * FROM " + lake_table
-                         + " ANTI JOIN " + RUN_PARTITIONS + " USING (date, platform) UNION ALL BY NAME SELECT * FROM " + table)
+            conn.execute("CREATE OR REPLACE TEMP VIEW " + model.name + " AS SELECT * FROM " + lake_table + " ANTI JOIN "
+                         + RUN_PARTITIONS + " USING (date, platform) UNION ALL BY NAME SELECT * FROM " + table)
             shadows.append(model.name)
             staged[model.name] = StagedRows(conn.execute("FROM " + table).fetch_arrow_table(), failing)
     finally:
